@@ -1,0 +1,115 @@
+"""The `kg` command: thin click commands over the Python API, turning KgError into one clean line."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+from .errors import KgError
+
+DEFAULT_DIR = Path("graphs")
+
+
+def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Report a KgError as 'Error: …' with exit code 1, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KgError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(__version__, prog_name="kg")
+def cli() -> None:
+    """kg: map research papers onto machine-learning concepts as an RDF knowledge graph."""
+
+
+@cli.command()
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
+@click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
+@click.option("--no-default-scheme", is_flag=True, help="Use only the --scheme files, not the bundled ML scheme.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True, help="Salience needed for dcterms:subject.")
+@click.option("--base", default="https://w3id.org/kg/", show_default=True, help="Base IRI for papers and annotations.")
+@click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
+@_clean_errors
+def build(
+    inputs: tuple[Path, ...],
+    output: Path | None,
+    schemes: tuple[Path, ...],
+    no_default_scheme: bool,
+    threshold: float,
+    base: str,
+    render_html: bool,
+    skip_bad: bool,
+) -> None:
+    """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
+    from .build import SAMPLE_NAME, write
+    from .build import build as build_graph
+    from .render import render as render_graph
+
+    if output is None:
+        output = DEFAULT_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+    built = build_graph(
+        inputs or None,
+        schemes=schemes,
+        default_scheme=not no_default_scheme,
+        threshold=threshold,
+        base=base,
+        skip_bad=skip_bad,
+    )
+    for problem in built.problems:
+        click.echo(f"warning: {problem}", err=True)
+    write(built, output)
+    click.echo(f"wrote {output}")
+    if render_html:
+        page = render_graph(output, output.with_suffix(".html"))
+        click.echo(f"wrote {page}")
+    s = built.summary()
+    click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
+    if s["top"]:
+        click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-f", "--format", "fmt", default="ttl", show_default=True, help="ttl, nt, nq, trig, jsonld or xml.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@_clean_errors
+def export(graph: Path, fmt: str, output: Path | None) -> None:
+    """Convert a graph file to another RDF format."""
+    from .export import export as export_graph
+    from .export import export_bytes
+
+    if output is None:
+        click.echo(export_bytes(graph, fmt).decode("utf-8"), nl=False)
+    else:
+        export_graph(graph, output, fmt)
+        click.echo(f"wrote {output}")
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@_clean_errors
+def render(graph: Path, output: Path | None) -> None:
+    """Draw a graph as an interactive HTML page that works offline."""
+    from .render import render as render_graph
+
+    page = render_graph(graph, output or graph.with_suffix(".html"))
+    click.echo(f"wrote {page}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli()

@@ -1,0 +1,19 @@
+"""Where the shipped data files live: inside the wheel, or at the repository root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_path(name: str) -> Path:
+    """Return the folder `name` (ontology, queries, sample) of the installed package.
+
+    A wheel carries `ontology/` and `queries/` inside `kg/`; a source checkout
+    (editable install, tests) keeps them at the repository root.
+    """
+    for candidate in (_PACKAGE / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"kg data folder {name!r} is missing from the installation")

@@ -1,0 +1,148 @@
+"""The SKOS concept scheme that extraction links papers to, loaded from Turtle files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from .errors import SchemeError
+from .resources import data_path
+
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+OWL_VERSION = "http://www.w3.org/2002/07/owl#versionInfo"
+KG = "https://w3id.org/kg/ontology#"
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One skos:Concept with what the extractor and the renderer need of it."""
+
+    iri: str
+    label: str
+    alt_labels: tuple[str, ...]
+    ambiguous: tuple[str, ...]  # labels that match only in exact case or when defined in the text
+    broader: tuple[str, ...]
+    definition: str | None
+    kinds: tuple[str, ...]  # rdf:types besides skos:Concept, e.g. kg:Dataset
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (self.label, *self.alt_labels)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """All concepts of the loaded schemes, plus their triples to copy into every graph."""
+
+    iris: tuple[str, ...]
+    versions: tuple[str, ...]
+    concepts: dict[str, Concept]
+    triples: tuple  # pyoxigraph.Triple, in file order
+
+    def ancestors(self, iri: str) -> set[str]:
+        """Every concept above `iri` through skos:broader (poly-hierarchy included)."""
+        seen: set[str] = set()
+        todo = list(self.concepts[iri].broader) if iri in self.concepts else []
+        while todo:
+            parent = todo.pop()
+            if parent not in seen:
+                seen.add(parent)
+                if parent in self.concepts:
+                    todo.extend(self.concepts[parent].broader)
+        return seen
+
+    def top(self, iri: str) -> str:
+        """The top-level area of a concept: its first ancestor (by label) with no broader."""
+        roots = sorted(
+            (a for a in self.ancestors(iri) | {iri} if a in self.concepts and not self.concepts[a].broader),
+            key=lambda a: self.concepts[a].label,
+        )
+        return roots[0] if roots else iri
+
+    def depth(self, iri: str) -> int:
+        """Length of the longest skos:broader path up from `iri` (a top concept has 0)."""
+        return _depth(self, iri, frozenset())
+
+
+def _depth(scheme: Scheme, iri: str, path: frozenset[str]) -> int:
+    parents = [p for p in scheme.concepts[iri].broader if p in scheme.concepts and p not in path]
+    return 1 + max((_depth(scheme, p, path | {iri}) for p in parents), default=-1) if parents else 0
+
+
+def default_scheme_files() -> tuple[Path, ...]:
+    """The concept scheme files shipped with kg."""
+    return tuple(sorted((data_path("ontology") / "concepts").glob("*.ttl")))
+
+
+def load(paths: Iterable[str | Path] | None = None) -> Scheme:
+    """Load one or more SKOS files into a Scheme (the shipped scheme when `paths` is None)."""
+    files = tuple(Path(p).resolve() for p in (paths if paths is not None else default_scheme_files()))
+    if not files:
+        raise SchemeError("no concept scheme given: pass --scheme FILE.ttl or keep the bundled scheme")
+    return _load(files)
+
+
+@lru_cache(maxsize=8)
+def _load(files: tuple[Path, ...]) -> Scheme:
+    import pyoxigraph as ox
+
+    triples: list = []
+    for path in files:
+        try:
+            with path.open("rb") as stream:
+                triples.extend(ox.parse(stream, format=_format(path), base_iri=path.as_uri()))
+        except FileNotFoundError:
+            raise SchemeError(f"{path}: no such concept scheme file") from None
+        except SyntaxError as exc:
+            raise SchemeError(f"{path}: not valid RDF ({exc})") from None
+    return _build(files, triples)
+
+
+def _format(path: Path):  # -> pyoxigraph.RdfFormat
+    import pyoxigraph as ox
+
+    fmt = ox.RdfFormat.from_extension(path.suffix.lstrip(".") or "ttl")
+    if fmt is None:
+        raise SchemeError(f"{path}: unknown RDF format; use .ttl, .nt, .rdf or .jsonld")
+    return fmt
+
+
+def _build(files: tuple[Path, ...], triples: list) -> Scheme:
+    by_subject: dict[str, dict[str, list]] = {}
+    for t in triples:
+        if t.subject.__class__.__name__ != "NamedNode":
+            continue
+        by_subject.setdefault(t.subject.value, {}).setdefault(t.predicate.value, []).append(t.object)
+    schemes = sorted(s for s, props in by_subject.items() if _has_type(props, SKOS + "ConceptScheme"))
+    versions = tuple(str(v.value) for s in schemes for v in by_subject[s].get(OWL_VERSION, []))
+    concepts: dict[str, Concept] = {}
+    for iri, props in by_subject.items():
+        if not _has_type(props, SKOS + "Concept"):
+            continue
+        pref = _english(props.get(SKOS + "prefLabel", []))
+        if not pref:
+            raise SchemeError(f"{files[0]}: concept <{iri}> has no skos:prefLabel; add one")
+        concepts[iri] = Concept(
+            iri=iri,
+            label=pref[0],
+            alt_labels=tuple(dict.fromkeys(_english(props.get(SKOS + "altLabel", [])))),
+            ambiguous=tuple(sorted(_english(props.get(KG + "ambiguousLabel", [])))),
+            broader=tuple(sorted(o.value for o in props.get(SKOS + "broader", []))),
+            definition=next(iter(_english(props.get(SKOS + "definition", []))), None),
+            kinds=tuple(sorted(o.value for o in props.get(RDF_TYPE, []) if o.value != SKOS + "Concept")),
+        )
+    if not concepts:
+        raise SchemeError(f"{', '.join(map(str, files))}: no skos:Concept found; is this a SKOS concept scheme?")
+    return Scheme(tuple(schemes), versions, concepts, tuple(triples))
+
+
+def _has_type(props: dict[str, list], cls: str) -> bool:
+    return any(o.value == cls for o in props.get(RDF_TYPE, []))
+
+
+def _english(objects: list) -> list[str]:
+    """Literal values in English or with no language, in file order."""
+    return [o.value for o in objects if getattr(o, "language", None) in (None, "en") or str(o.language).startswith("en")]
