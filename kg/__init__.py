@@ -8,7 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .build import Built, build, write  # noqa: E402
-from .errors import InputError, KgError, QueryError, SchemeError, UsageError  # noqa: E402
+from .errors import InputError, KgError, OutputError, QueryError, SchemeError, UsageError  # noqa: E402
 from .export import export  # noqa: E402
 from .rdf import load  # noqa: E402
 from .render import render  # noqa: E402
@@ -17,6 +17,7 @@ __all__ = [
     "Built",
     "InputError",
     "KgError",
+    "OutputError",
     "QueryError",
     "SchemeError",
     "UsageError",

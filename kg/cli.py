@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,7 +16,10 @@ DEFAULT_DIR = Path("graphs")
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Report a KgError as 'Error: …' with exit code 1, never a traceback."""
+    """Report any failure as one line 'Error: …' (exit 1; Ctrl-C exits 130), never a traceback.
+
+    Set KG_DEBUG=1 to get the traceback of an unexpected error (a bug in kg) instead.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -23,6 +27,18 @@ def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except KgError as exc:
             raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            # Outputs are written with atomic_write, so an interrupted run leaves them as they were.
+            click.echo("Error: interrupted; outputs not yet written were left as they were", err=True)
+            raise click.exceptions.Exit(130) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("KG_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"unexpected {type(exc).__name__}: {exc} (a bug in kg: please report it; KG_DEBUG=1 shows the traceback)"
+            ) from None
 
     return wrapper
 

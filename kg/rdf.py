@@ -82,7 +82,30 @@ class Namespaces:
 def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
-    return quote(text, safe="-._~") or "x"
+    segment = quote(text, safe="-._~") or "x"
+    # "." and ".." are dot-segments, which IRI resolution and normalisation remove.
+    return segment.replace(".", "%2E") if not segment.strip(".") else segment
+
+
+def paper_slugs(ids: Iterable[str]) -> dict[str, str]:
+    """A distinct IRI segment for every paper id: its slug, or slug-<hash> if an earlier id took it.
+
+    Slugs fold case and spacing ("A B" and "a-b" both give "a-b"); two different papers
+    must still get two IRIs, else their abstracts and annotations would merge.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for paper_id in ids:
+        if paper_id in out:
+            continue
+        segment = slug(paper_id)
+        salt = ""
+        while segment in taken:
+            salt += "#"
+            segment = f"{slug(paper_id)}-{hashlib.sha256((paper_id + salt).encode()).hexdigest()[:8]}"
+        taken.add(segment)
+        out[paper_id] = segment
+    return out
 
 
 def build_time() -> datetime:
@@ -128,16 +151,22 @@ def triples(
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
     venues: set[str] = set()
     authors: set[str] = set()
+    segments = paper_slugs(p.id for p in papers)
     for paper, extraction in zip(papers, extractions, strict=True):
-        yield from _paper(paper, extraction, ns, build, venues, authors)
+        try:
+            # Made as a list so that a record that cannot become RDF fails before any of it is written.
+            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors))
+        except Exception as exc:  # a value no term constructor accepts: name the record, not the stack
+            raise InputError(f"{paper.where or paper.id}: cannot turn this record into RDF ({type(exc).__name__}: {exc})") from exc
+        yield from made
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str], authors: set[str]) -> Iterator:
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str]) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    p = N(ns.paper(paper.id))
+    p = N(f"{ns.base}paper/{segment}")
     yield T(p, a, N(FABIO + "ResearchPaper"))
     yield T(p, N(DCTERMS + "identifier"), L(paper.id))
     if paper.title:
@@ -166,7 +195,7 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str]
         venues.add(venue.value)
         yield T(venue, a, N(FABIO + "ConferenceProceedings"))
         yield T(venue, N(RDFS + "label"), L(paper.venue))
-    key = f"{ns.base}annotation/{slug(paper.id)}-"
+    key = f"{ns.base}annotation/{segment}-"
     n = 0
     for link in ex.links:
         score = L(f"{link.score:.3f}", datatype=N(XSD + "decimal"))
