@@ -63,8 +63,8 @@ def build(
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
+    got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
     run = extract.make_extractor(extractor, scheme, threshold)
-    got = ingest.read(paths, skip_bad=skip_bad)
     papers, extractions, problems = _extract(run, got.papers, skip_bad)
     return Built(papers, extractions, scheme, (*got.problems, *problems), tuple(p.name for p in paths), ns)
 

@@ -237,8 +237,29 @@ def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namesp
     items: Iterable = triples_
     if rdf_format.supports_datasets:
         items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)
+    if rdf_format == ox.RdfFormat.RDF_XML:
+        items = _xml_checked(items)
     prefixes = ns.prefixes() if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML) else None
     ox.serialize(items, stream, format=rdf_format, prefixes=prefixes)
+
+
+# Characters XML 1.0 cannot carry (most C0 controls, surrogates, U+FFFE/U+FFFF), and \r,
+# which XML parsers turn into \n. Ingest folds them all into spaces; a graph read from
+# elsewhere may still hold them, and pyoxigraph would write them raw (invalid XML).
+_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_checked(items: Iterable) -> Iterator:
+    """Pass triples through, failing on the first string that RDF/XML cannot carry."""
+    for item in items:
+        for term in (item.subject, item.object):
+            bad = _NOT_XML.search(term.value)
+            if bad:
+                raise UsageError(
+                    f"cannot write RDF/XML: {term.value[:40]!r}… holds U+{ord(bad.group()):04X}, which XML 1.0 cannot carry; "
+                    "use ttl, nt or jsonld"
+                )
+        yield item
 
 
 def read_triples(path: str | Path) -> list:
