@@ -100,7 +100,7 @@ def _extract(
         kept.append(paper)
         found.append(one)
     if not kept:
-        raise InputError("no papers to build: extraction failed on every record (see the warnings above)")
+        raise InputError(f"no papers to build: extraction failed on all {len(problems)} records, the first: {problems[0].removeprefix('skipped ')}")
     return tuple(kept), tuple(found), tuple(problems)
 
 

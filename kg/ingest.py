@@ -93,7 +93,7 @@ def read(paths: Iterable[str | Path], *, skip_bad: bool = False) -> Ingested:
             papers.append(item)
     if not papers:
         raise InputError(
-            f"no papers to build: every record was bad ({skipped} skipped, see the warnings above)"
+            f"no papers to build: all {skipped} records or files were bad, the first: {problems[0].removeprefix('skipped ')}"
             if skipped
             else "no papers to build: the inputs hold no records"
         )
