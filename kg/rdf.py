@@ -83,8 +83,9 @@ def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
     segment = quote(text, safe="-._~") or "x"
-    # "." and ".." are dot-segments, which IRI resolution and normalisation remove.
-    return segment.replace(".", "%2E") if not segment.strip(".") else segment
+    # A trailing dot is %-encoded: "." and ".." would be dot-segments (which IRI resolution
+    # removes), and rdflib's Turtle parser rejects the escaped final dot of `author:j\.`.
+    return re.sub(r"\.+$", lambda m: "%2E" * len(m.group()), segment)
 
 
 def paper_slugs(ids: Iterable[str]) -> dict[str, str]:
