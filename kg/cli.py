@@ -171,13 +171,15 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
 @click.option("--max-rows", default=10_000, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
+@click.option("--memory/--on-disk", default=True, show_default=True,
+              help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
 @_clean_errors
-def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int) -> None:
+def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool) -> None:
     """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from .query import default_graph
     from .serve import serve as run_server
 
-    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers)
+    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
 
 
 @cli.command("push")

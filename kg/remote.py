@@ -88,8 +88,9 @@ def run_remote(
     if is_update(q.text):
         raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
 
-    def lookup(text: str) -> Results:
-        return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name)
+    def lookup(text: str, terms: dict) -> Results:
+        bound = with_values(text, {k: t.n3() for k, t in terms.items()})
+        return send(endpoint, bound, graph_iri=graph_iri, timeout=timeout, name=q.name)
 
     terms = bind(q, params, lookup)
     text = with_values(q.text, {k: t.n3() for k, t in terms.items()})

@@ -73,11 +73,11 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 # ---- what runs inside a worker process -------------------------------------------------------
 
 
-def _open(graph: str, max_rows: int) -> tuple[Any, int]:
-    """A worker's state: its own read-only store, and the row cap."""
+def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int]:
+    """A worker's state: its own store (in memory, or the persisted one read-only), and the row cap."""
     from .store import open_store
 
-    return open_store(graph), max_rows
+    return open_store(graph, memory=memory), max_rows
 
 
 def _handle(state: tuple[Any, int], job: dict) -> Reply:
@@ -107,17 +107,20 @@ class App:
     """The WSGI application of `kg serve` for one graph file."""
 
     def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
-                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True) -> None:
         from .store import ensure_store
         from .workers import Pool
 
         self.graph = Path(graph)
-        try:
-            ensure_store(self.graph)  # build once here, so workers only open it read-only
-        except OSError:
-            pass  # an unwritable folder: each worker loads the file into memory instead
+        if not self.graph.is_file():
+            raise UsageError(f"{self.graph}: no such graph file; run 'kg build' first")
+        if not memory:
+            try:
+                ensure_store(self.graph)  # build once here, so workers only open it read-only
+            except OSError:
+                pass  # an unwritable folder: each worker loads the file into memory instead
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
-        self.pool = Pool(_open, (str(self.graph), max_rows), _handle, size=workers)
+        self.pool = Pool(_open, (str(self.graph), max_rows, memory), _handle, size=workers)
 
     def close(self) -> None:
         """Stop the worker processes."""
@@ -273,7 +276,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
 
 
 def make_app(graph: str | Path, **options: Any) -> App:
-    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes)."""
+    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory)."""
     return App(graph, **options)
 
 

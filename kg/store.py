@@ -89,15 +89,21 @@ def is_fresh_dir(target: Path) -> bool:
     return (target / STAMP).is_file()
 
 
-def open_store(graph: str | Path):  # -> pyoxigraph.Store
-    """A read-only pyoxigraph store for a graph file: the persisted one, else the file loaded in memory.
+def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Store
+    """A pyoxigraph store for a graph file: the persisted one (read-only), or the file loaded in memory.
 
-    Falls back to memory when the folder beside the graph cannot be written (a read-only checkout).
+    Memory when asked (queries ran 2-7x faster in memory at 21k papers, but loading took 4.7 s
+    against 0.02 s to open the persisted store), or when the folder beside the graph cannot be
+    written (a read-only checkout).
     """
     import pyoxigraph as ox
 
     graph = Path(graph)
+    if not graph.is_file():
+        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
     try:
+        if memory:
+            raise OSError("in memory")
         folder = ensure_store(graph)
         return ox.Store.read_only(str(folder / "db"))
     except InputError:

@@ -328,7 +328,7 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(sample_ttl: Path) -> No
     nonempty = 0
     for name, q in catalog().items():
         ours = run_store(store, q, params.get(name, {}))
-        terms = bind(q, params.get(name, {}), lambda text: run_store(store, from_text(text)))
+        terms = bind(q, params.get(name, {}), lambda text, t: run_store(store, from_text(text), {k: v.value for k, v in t.items()}))
         theirs = _rdflib_rows(graph, q, terms)
         if ours.kind == "graph":
             mine = sorted((t.subject.value, t.predicate.value, t.object.value) for t in ours.triples)

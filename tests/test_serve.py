@@ -33,7 +33,7 @@ def call(app, method: str = "GET", path: str = "/sparql", query: dict | None = N
 
 @pytest.fixture(scope="module")
 def app(mini_ttl: Path):
-    application = make_app(mini_ttl, workers=2, timeout=3.0, max_rows=4)
+    application = make_app(mini_ttl, workers=2, timeout=3.0, max_rows=4, memory=False)
     yield application
     application.close()
 
@@ -190,3 +190,14 @@ def test_sparqlwrapper_over_a_real_socket(app) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
+    application = make_app(mini_ttl, workers=1, timeout=10.0)  # the default: workers load the graph in memory
+    try:
+        status, _, body = call(application, query={"query": COUNT})
+        assert status == 200 and json.loads(body)["results"]["bindings"][0]["n"]["value"] == "5"
+    finally:
+        application.close()
+    with pytest.raises(Exception, match="no such graph file"):
+        make_app(mini_ttl.with_name("missing.ttl"))
