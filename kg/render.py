@@ -179,7 +179,7 @@ def page_data(view: View) -> dict[str, Any]:
             "id": n.id, "label": short, "full": n.label, "kind": n.kind, "area": n.area, "info": n.info,
             "size": radius, "color": colours[n.area] if n.area in colours else OTHER_COLOURS[0],
             # Big concepts get big labels, so the hubs stay named when a large view is zoomed out to fit.
-            "font": {"size": round(12 + 0.6 * radius) if n.kind != "paper" else 11, "strokeWidth": 3 if concept else 2},
+            "font": {"size": round(12 + 0.35 * radius) if n.kind != "paper" else 11, "strokeWidth": 3 if concept else 2},
             "borderWidth": 4 if n.id == view.focus else 1,
             "shape": "dot" if concept or n.kind == "paper" else "diamond",
         })
@@ -237,12 +237,20 @@ def _colours(view: View) -> dict[str, str]:
 
 def _vis_asset(name: str) -> str:
     """A vis-network file bundled with pyvis, made safe to sit inside <script>/<style>."""
-    import pyvis
-
-    text = (Path(pyvis.__file__).parent / "templates" / "lib" / VIS_VERSION / name).read_text(encoding="utf-8")
+    text = (_pyvis_folder() / "templates" / "lib" / VIS_VERSION / name).read_text(encoding="utf-8")
     # Only these sequences can end or confuse a raw-text element; a blanket "</" rewrite would break
     # the regex literal /</ inside vis-network (there are none of these today: this is a guard).
     return re.sub(r"</(script|style)|<!--", lambda m: m.group(0).replace("<", "\\x3c"), text, flags=re.IGNORECASE)
+
+
+def _pyvis_folder() -> Path:
+    """Where pyvis is installed, found without importing it (its import pulls in IPython and jinja: ~1 s)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("pyvis")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("pyvis is not installed; kg needs its bundled vis-network files: pip install pyvis")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _triples(graph: Any) -> tuple[list, str]:

@@ -63,18 +63,22 @@ class GraphIndex:
         keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
                 SKOS + "prefLabel", SKOS + "altLabel", SKOS + "definition", FOAF + "name", DCTERMS + "creator"}
         oa = {OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "hasSelector", OA + "start", OA + "exact"}
+        # Read the predicate first and skip what no view uses (the annotations' own rdf:types are most of a graph).
+        rdf_type, subject, broader = RDF + "type", DCTERMS + "subject", SKOS + "broader"
+        skip_types = {OA + "Annotation", OA + "SpecificResource", OA + "TextPositionSelector", OA + "TextQuoteSelector"}
         for t in triples:
-            s, p, o = _key(t.subject), t.predicate.value, t.object
-            if p == RDF + "type":
-                self.types.setdefault(s, set()).add(o.value)
-            elif p == DCTERMS + "subject":
-                self.subjects.append((s, _key(o)))
-            elif p == SKOS + "broader":
-                self.broader.setdefault(s, []).append(_key(o))
-            elif p in keep and _english(o):
-                self.values.setdefault(s, {}).setdefault(p, []).append(o.value)
-            elif p in oa:
-                ann.setdefault(s, {}).setdefault(p, []).append(o.value)
+            p = t.predicate.value
+            if p in oa:
+                ann.setdefault(t.subject.value, {}).setdefault(p, []).append(t.object.value)
+            elif p == rdf_type:
+                if t.object.value not in skip_types:
+                    self.types.setdefault(_key(t.subject), set()).add(t.object.value)
+            elif p == subject:
+                self.subjects.append((_key(t.subject), _key(t.object)))
+            elif p == broader:
+                self.broader.setdefault(_key(t.subject), []).append(_key(t.object))
+            elif p in keep and _english(t.object):
+                self.values.setdefault(_key(t.subject), {}).setdefault(p, []).append(t.object.value)
         self.papers = sorted(s for s, ts in self.types.items() if FABIO + "ResearchPaper" in ts)
         self.subjects = sorted(set(self.subjects))
         self.concepts_of: dict[str, list[str]] = {}
