@@ -20,7 +20,7 @@ from kg.errors import QueryError, UsageError
 from kg.render import build_view, render, script_json
 from kg.views import DEFAULT_MAX_NODES, Edge, Node, View, limit
 
-from conftest import HOSTILE_ABSTRACT, HOSTILE_TITLE, synthetic_triples
+from .conftest import HOSTILE_ABSTRACT, HOSTILE_TITLE, synthetic_triples
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PREFIXES = """PREFIX dcterms: <http://purl.org/dc/terms/> PREFIX fabio: <http://purl.org/spar/fabio/>

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import HOSTILE_TITLE, synthetic_triples
+from .conftest import HOSTILE_TITLE, synthetic_triples
 
 import kg
 from kg.cli import cli
@@ -73,7 +73,7 @@ class Opened:
 
 def graph_counts(ttl: Path) -> tuple[set[str], set[str]]:
     """The graph's papers and the concepts they are about, by SPARQL."""
-    from test_render import sparql
+    from .test_render import sparql
 
     papers = {r[0] for r in sparql(ttl, "SELECT ?p WHERE { ?p a fabio:ResearchPaper }")}
     concepts = {r[0] for r in sparql(ttl, "SELECT DISTINCT ?c WHERE { ?p dcterms:subject ?c }")}
