@@ -59,12 +59,14 @@ class GraphIndex:
         self.values: dict[str, dict[str, list[str]]] = {}
         self.subjects: list[tuple[str, str]] = []
         self.broader: dict[str, list[str]] = {}
+        self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
         ann: dict[str, dict[str, list[str]]] = {}
         keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
                 SKOS + "prefLabel", SKOS + "altLabel", SKOS + "definition", FOAF + "name", DCTERMS + "creator"}
         oa = {OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "hasSelector", OA + "start", OA + "exact"}
         # Read the predicate first and skip what no view uses (the annotations' own rdf:types are most of a graph).
         rdf_type, subject, broader = RDF + "type", DCTERMS + "subject", SKOS + "broader"
+        top_of, has_top = SKOS + "topConceptOf", SKOS + "hasTopConcept"
         skip_types = {OA + "Annotation", OA + "SpecificResource", OA + "TextPositionSelector", OA + "TextQuoteSelector"}
         for t in triples:
             p = t.predicate.value
@@ -77,6 +79,10 @@ class GraphIndex:
                 self.subjects.append((_key(t.subject), _key(t.object)))
             elif p == broader:
                 self.broader.setdefault(_key(t.subject), []).append(_key(t.object))
+            elif p == top_of:
+                self.declared_tops.add(_key(t.subject))
+            elif p == has_top:
+                self.declared_tops.add(_key(t.object))
             elif p in keep and _english(t.object):
                 self.values.setdefault(_key(t.subject), {}).setdefault(p, []).append(t.object.value)
         self.papers = sorted(s for s, ts in self.types.items() if FABIO + "ResearchPaper" in ts)
@@ -108,8 +114,14 @@ class GraphIndex:
         return Concept(iri, self.label(iri), alt, (), tuple(sorted(self.broader.get(iri, []))), None, ())
 
     def _areas(self) -> dict[str, str]:
-        """Each concept's top-level area; below a single root, the areas are the root's children."""
+        """Each concept's top-level area: the nearest declared top concept up its skos:broader chain.
+
+        Schemes that declare no top concepts fall back to the roots (Scheme.top); below a single
+        root, the root's children are the areas, so that one catch-all root does not colour everything.
+        """
         concepts = self.scheme.concepts
+        if self.declared_tops:
+            return {c: self._nearest_top(c) for c in concepts}
         tops = {c: self.scheme.top(c) for c in concepts}
         roots = set(tops.values())
         if len(roots) != 1:
@@ -120,6 +132,17 @@ class GraphIndex:
             under = [a for a in self.scheme.ancestors(c) | {c} if root in concepts[a].broader]
             areas[c] = min(under, key=lambda a: (concepts[a].label, a)) if under else root
         return areas
+
+    def _nearest_top(self, concept: str) -> str:
+        """Breadth-first up skos:broader: the first level holding a declared top concept (first by label)."""
+        level, seen = {concept}, {concept}
+        while level:
+            found = level & self.declared_tops
+            if found:
+                return min(found, key=lambda a: (self.label(a), a))
+            level = {b for c in level for b in self.broader.get(c, ()) if b not in seen}
+            seen |= level
+        return self.scheme.top(concept)
 
     def paper_info(self, paper: str) -> dict[str, Any]:
         """Tooltip facts of a paper: title, venue, year, concepts with scores, one evidence snippet."""

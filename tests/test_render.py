@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kg
-from kg import scheme as kg_scheme
 from kg.cli import cli
 from kg.errors import QueryError, UsageError
 from kg.render import build_view, render, script_json
@@ -105,18 +104,19 @@ def test_tooltips_carry_scores_and_evidence_from_the_annotations(sample_ttl: Pat
     assert checked >= 10
 
 
-def test_concepts_are_coloured_by_their_area_in_the_scheme(sample_ttl: Path) -> None:
-    scheme = kg_scheme.load()
-    roots = {c for c, concept in scheme.concepts.items() if not concept.broader}
+def test_concepts_are_coloured_by_their_nearest_top_concept(sample_ttl: Path) -> None:
     data = page_data(render(sample_ttl).html)
-    by_label = {c.label: iri for iri, c in scheme.concepts.items()}
+    label_of = dict(sparql(sample_ttl, "SELECT ?c ?l WHERE { ?c a skos:Concept ; skos:prefLabel ?l }"))
+    tops = {r[0] for r in sparql(sample_ttl, "SELECT ?t WHERE { { ?t skos:topConceptOf ?s } UNION { ?s skos:hasTopConcept ?t } }")}
+    assert tops, "the bundled scheme declares its top concepts"
+    above = set(sparql(sample_ttl, "SELECT ?c ?a WHERE { ?c skos:broader+ ?a }"))
     colour_of_area: dict[str, str] = {}
     for n in (n for n in data["nodes"] if n["kind"] == "concept"):
-        chain = scheme.ancestors(by_label[n["full"]]) | {by_label[n["full"]]}
-        # The area is the top concept, or, below a single root, the root's child on the broader chain.
-        expected = {scheme.concepts[a].label for a in chain if len(roots) == 1 and roots <= set(scheme.concepts[a].broader)}
-        expected = expected or {scheme.concepts[scheme.top(by_label[n["full"]])].label}
-        assert n["area"] in expected
+        (area,) = [t for t in tops if label_of[t] == n["area"]]
+        # The area is the concept itself or an ancestor, and no other top concept sits between them.
+        assert area == n["id"] or (n["id"], area) in above
+        assert not [t for t in tops - {area} if (n["id"], t) in above and (t, area) in above]
+        assert n["id"] not in tops or area == n["id"]
         assert colour_of_area.setdefault(n["area"], n["color"]) == n["color"]
     assert len(set(colour_of_area.values())) == len(colour_of_area), "one colour per area"
     assert {row[0] for row in data["legend"]} == {n["area"] for n in data["nodes"]}

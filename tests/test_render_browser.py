@@ -132,13 +132,13 @@ def test_script_in_titles_and_abstracts_never_runs(browser, hostile_ttl: Path, t
 
 def test_two_thousand_papers_render_and_settle(browser, tmp_path: Path) -> None:
     out = kg.render(synthetic_triples(2000), tmp_path / "big.html", max_nodes=0)
-    with Opened(browser, Path(out), settle_timeout=40) as opened:
+    with Opened(browser, Path(out), settle_timeout=45) as opened:
         assert opened.page.evaluate("network.body.data.nodes.length") == out.nodes > 2000
         assert opened.page.evaluate("window.kgLayout.iterationsDone && !network.physics.physicsEnabled")
         before = opened.page.evaluate("network.getPositions()")
         opened.page.wait_for_timeout(400)
         assert opened.page.evaluate("network.getPositions()") == before, "nothing moves once settled"
-        assert opened.seconds < 30 and opened.errors == []
+        assert opened.seconds < 45 and opened.errors == []  # ~8 s on an idle 2-core machine
         print(f"2,000 papers: {out.nodes} nodes, {out.edges} edges settled in {opened.seconds:.1f} s")
 
 
