@@ -60,18 +60,21 @@ class GraphIndex:
         self.subjects: list[tuple[str, str]] = []
         self.broader: dict[str, list[str]] = {}
         self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
-        ann: dict[str, dict[str, list[str]]] = {}
+        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact")}
+        selectors: dict[str, list[str]] = {}
+        has_selector = OA + "hasSelector"
         keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
                 SKOS + "prefLabel", SKOS + "altLabel", SKOS + "definition", FOAF + "name", DCTERMS + "creator"}
-        oa = {OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "hasSelector", OA + "start", OA + "exact"}
         # Read the predicate first and skip what no view uses (the annotations' own rdf:types are most of a graph).
         rdf_type, subject, broader = RDF + "type", DCTERMS + "subject", SKOS + "broader"
         top_of, has_top = SKOS + "topConceptOf", SKOS + "hasTopConcept"
         skip_types = {OA + "Annotation", OA + "SpecificResource", OA + "TextPositionSelector", OA + "TextQuoteSelector"}
         for t in triples:
             p = t.predicate.value
-            if p in oa:
-                ann.setdefault(t.subject.value, {}).setdefault(p, []).append(t.object.value)
+            if p in ann:  # one flat map per annotation predicate: most triples of a graph are these
+                ann[p][t.subject.value] = t.object.value
+            elif p == has_selector:
+                selectors.setdefault(t.subject.value, []).append(t.object.value)
             elif p == rdf_type:
                 if t.object.value not in skip_types:
                     self.types.setdefault(_key(t.subject), set()).add(t.object.value)
@@ -90,7 +93,7 @@ class GraphIndex:
         self.concepts_of: dict[str, list[str]] = {}
         for p, c in self.subjects:
             self.concepts_of.setdefault(p, []).append(c)
-        self.links = _links(ann)
+        self.links = _links(ann, selectors)
         concepts = {s for s, ts in self.types.items() if SKOS + "Concept" in ts} | {c for _, c in self.subjects}
         self.scheme = Scheme((), (), {c: self._concept(c) for c in sorted(concepts)}, ())
         self.paper_count = Counter(c for _, c in self.subjects)
@@ -338,24 +341,21 @@ def size(weight: float, biggest: float) -> float:
     return round(10 + 30 * math.sqrt(max(weight, 0) / max(biggest, 1)), 1)
 
 
-def _links(ann: dict[str, dict[str, list[str]]]) -> dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]]:
+def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]]:
     """(paper, concept) → (best score, first mention as (start, exact)) from the oa:Annotations."""
+    body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
+    source, start_of, exact_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"]
     out: dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]] = {}
-    for a, props in ann.items():
-        if OA + "hasBody" not in props or OA + "hasTarget" not in props:
+    for a, concept in body.items():
+        target = target_of.get(a)
+        if target not in source:
             continue
-        target = ann.get(props[OA + "hasTarget"][0], {})
-        if OA + "hasSource" not in target:
-            continue
-        key = (target[OA + "hasSource"][0], props[OA + "hasBody"][0])
-        score = max((float(s) for s in props.get(KG + "score", [])), default=None)
-        mention = None
-        for sel in target.get(OA + "hasSelector", []):
-            got = ann.get(sel, {})
-            if OA + "start" in got:
-                start = int(got[OA + "start"][0])
-                exact = next((ann[q][OA + "exact"][0] for q in target[OA + "hasSelector"] if OA + "exact" in ann.get(q, {})), "")
-                mention = (start, exact)
+        key = (source[target], concept)
+        score = float(score_of[a]) if a in score_of else None
+        sels = selectors.get(target, ())
+        starts = [int(start_of[q]) for q in sels if q in start_of]
+        exacts = [exact_of[q] for q in sels if q in exact_of]
+        mention = (starts[0], exacts[0] if exacts else "") if starts else None
         old_score, old_mention = out.get(key, (None, None))
         best = max((s for s in (score, old_score) if s is not None), default=None)
         first = min((m for m in (mention, old_mention) if m is not None), default=None)
