@@ -22,11 +22,11 @@ from .resources import data_path
 from .views import DEFAULT_MAX_NODES, VIEWS, GraphIndex, View, concepts_view, limit, neighbourhood
 from .views import papers_view, result_view, size
 
-# Tableau 10 (distinct on white, readable for most colour-blind people), then darker tones: the bundled scheme
-# has 21 top-level areas, and a view rarely shows more than 24.
+# Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
+# the bundled scheme declares 24 top concepts.
 PALETTE = ("#4E79A7", "#F28E2B", "#E15759", "#76B7B2", "#59A14F", "#EDC948", "#B07AA1", "#FF9DA7", "#9C755F",
-           "#1B6CA8", "#8F5E15", "#2E7D32", "#6A3D9A", "#B15928", "#00838F", "#AD1457", "#7570B3", "#66A61E",
-           "#E6AB02", "#A6761D", "#1B9E77", "#D95F02", "#E7298A", "#5D6D7E")
+           "#A0CBE8", "#FFBE7D", "#8CD17D", "#B6992D", "#499894", "#D37295", "#D4A6C8", "#D7B5A6", "#17BECF",
+           "#6A3D9A", "#1F3A93", "#8C2D04", "#00A087", "#79706E", "#FF9D9A")
 PAPER_COLOUR = "#9aa3ae"
 OTHER_COLOURS = ("#37474F", "#8D6E63", "#7E57C2", "#00897B", "#C0CA33", "#6D4C41")  # kinds in query views
 VIS_VERSION = "vis-9.1.2"
