@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .atomic import atomic_write
 from .errors import QueryError, UsageError
@@ -66,13 +66,14 @@ def render(
     concept: str | None = None,
     hops: int | None = None,
     query: str | Path | None = None,
+    params: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     title: str | None = None,
 ) -> Rendered:
     """Draw a graph (a file, a `Built`, an rdflib Graph or pyoxigraph triples) as HTML; write it to `out` if given.
 
     view: "papers" (default) or "concepts"; concept + hops: the neighbourhood of one concept;
-    query: a CONSTRUCT file whose result is drawn; max_nodes: keep the most connected (0 = all,
+    query: a CONSTRUCT (named query or .rq file, with `params`) whose result is drawn; max_nodes: keep the most connected (0 = all,
     default 500, with a note on the page saying what was left out).
     """
     started = time.perf_counter()
@@ -80,9 +81,11 @@ def render(
         raise UsageError("--query draws the CONSTRUCT result; it cannot be combined with --view")
     if view is not None and view not in VIEWS:
         raise UsageError(f"unknown view {view!r} (available: {', '.join(VIEWS)})")
+    if params and query is None:
+        raise UsageError("--param sets parameters of --query; pass --query NAME too")
     if hops is not None and concept is None:
         raise UsageError("--hops needs --concept LABEL: the concept whose neighbourhood to draw")
-    chosen = build_view(graph, view=view or "papers", concept=concept, hops=hops, query=query,
+    chosen = build_view(graph, view=view or "papers", concept=concept, hops=hops, query=query, params=params,
                         max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes, title=title)
     page = to_html(chosen)
     path = None
@@ -101,6 +104,7 @@ def build_view(
     concept: str | None = None,
     hops: int | None = None,
     query: str | Path | None = None,
+    params: Mapping[str, Any] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     title: str | None = None,
 ) -> View:
@@ -108,7 +112,7 @@ def build_view(
     triples, name = _triples(graph)
     index = GraphIndex(triples)
     if query is not None:
-        chosen = result_view(index, run_construct(triples, query), title or f"{Path(query).name} on {name}")
+        chosen = result_view(index, run_construct(triples, query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
         chosen = concepts_view(index, title or f"Concepts of {name}")
     else:
@@ -125,27 +129,20 @@ def build_view(
     return limit(chosen, max_nodes)
 
 
-def run_construct(triples: list, query: str | Path) -> list:
-    """Run a CONSTRUCT (or DESCRIBE) query file on the graph with pyoxigraph; the resulting triples."""
+def run_construct(triples: list, query: str | Path, params: Mapping[str, Any] | None = None) -> list:
+    """Run a CONSTRUCT (or DESCRIBE) query, named or a .rq file, on the graph; the resulting triples."""
     import pyoxigraph as ox
 
-    path = Path(query)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise QueryError(f"{path}: no such query file; pass a .rq file holding a CONSTRUCT query") from None
+    from .query import resolve, run_store
+
+    named = resolve(query)  # kg's query loader: catalog names, .rq files, the same error messages as `kg query`
     store = ox.Store()
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in triples)
-    try:
-        result = store.query(text, use_default_graph_as_union=True)
-    except SyntaxError as exc:
-        raise QueryError(f"{path}: not valid SPARQL ({exc})") from None
-    except OSError as exc:
-        raise QueryError(f"{path}: the query failed ({exc})") from None
-    if not isinstance(result, ox.QueryTriples):
-        kind = "an ASK" if isinstance(result, ox.QueryBoolean) else "a SELECT"
-        raise QueryError(f"{path}: this is {kind} query; render --query draws the graph of a CONSTRUCT query")
-    return list(result)
+    result = run_store(store, named, params)
+    if result.kind != "graph":
+        kind = "an ASK" if result.kind == "ask" else "a SELECT"
+        raise QueryError(f"query {named.name!r} is {kind} query; render --query draws the graph of a CONSTRUCT query")
+    return list(result.triples)
 
 
 def to_html(view: View) -> str:

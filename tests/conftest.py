@@ -82,3 +82,15 @@ def hostile_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = folder / "hostile.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return kg.write(kg.build([source]), folder / "hostile.ttl")
+
+
+@pytest.fixture(scope="session")
+def mini_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five papers on a six-concept scheme (offline RL and RLHF below RL), written as Turtle."""
+    import os
+
+    import kg
+
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    built = kg.build([FIXTURES / "query" / "mini-papers.jsonl"], schemes=[FIXTURES / "query" / "mini-scheme.ttl"], default_scheme=False)
+    return kg.write(built, tmp_path_factory.mktemp("mini") / "mini.ttl")

@@ -185,14 +185,27 @@ def test_query_draws_a_construct_result(sample_ttl: Path) -> None:
     assert venue.label == "ICML"
 
 
+def test_query_by_name_with_parameters(sample_ttl: Path, tmp_path: Path) -> None:
+    paper, key = min(sparql(sample_ttl, "SELECT ?p ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id }"))
+    concepts = {r[0] for r in sparql(sample_ttl, f"SELECT ?c WHERE {{ <{paper}> dcterms:subject ?c }}")}
+    out = tmp_path / "one.html"
+    got = CliRunner().invoke(cli, ["render", str(sample_ttl), "-o", str(out), "--query", "paper-graph", "--param", f"paper={key}"])
+    assert got.exit_code == 0, got.output
+    data = page_data(out.read_text(encoding="utf-8"))
+    assert {n["id"] for n in data["nodes"] if n["kind"] == "paper"} == {paper}
+    assert {n["id"] for n in data["nodes"] if n["kind"] == "concept"} == concepts
+    got = CliRunner().invoke(cli, ["render", str(sample_ttl), "-o", str(out), "--param", "paper=x"])
+    assert got.exit_code == 1 and "--param sets parameters of --query" in got.output
+
+
 def test_query_errors_name_the_file(sample_ttl: Path, tmp_path: Path) -> None:
     select = tmp_path / "select.rq"
     select.write_text("SELECT * WHERE { ?s ?p ?o } LIMIT 1", encoding="utf-8")
     broken = tmp_path / "broken.rq"
     broken.write_text("CONSTRUCT { ?s ?p } WHERE {", encoding="utf-8")
-    with pytest.raises(QueryError, match=r"select\.rq: this is a SELECT query"):
+    with pytest.raises(QueryError, match=r"query 'select' is a SELECT query; render --query draws the graph of a CONSTRUCT"):
         render(sample_ttl, query=select)
-    with pytest.raises(QueryError, match=r"broken\.rq: not valid SPARQL"):
+    with pytest.raises(QueryError, match=r"query 'broken': SPARQL syntax error at line 1"):
         render(sample_ttl, query=broken)
     with pytest.raises(QueryError, match=r"missing\.rq: no such query file"):
         render(sample_ttl, query=tmp_path / "missing.rq")
