@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-import kg
 from kg.cli import cli
 from kg.errors import QueryError, UsageError
 from kg.render import build_view, render, script_json
