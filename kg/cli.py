@@ -118,13 +118,33 @@ def export(graph: Path, fmt: str, output: Path | None) -> None:
 @cli.command()
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@click.option("--view", type=click.Choice(["papers", "concepts"]), help="papers: papers and their concepts [default]; concepts: concepts linked by shared papers.")
+@click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
+@click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
+@click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; 0 = all].")
+@click.option("--title", help="Page heading [from the view and the graph file name].")
 @_clean_errors
-def render(graph: Path, output: Path | None) -> None:
+def render(
+    graph: Path,
+    output: Path | None,
+    view: str | None,
+    concept: str | None,
+    hops: int | None,
+    query: str | None,
+    params: tuple[str, ...],
+    max_nodes: int | None,
+    title: str | None,
+) -> None:
     """Draw a graph as an interactive HTML page that works offline."""
     from .render import render as render_graph
 
-    page = render_graph(graph, output or graph.with_suffix(".html"))
-    click.echo(f"wrote {page}")
+    page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
+                        query=query, params=_params(params), max_nodes=max_nodes, title=title)
+    click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
+    if page.note:
+        click.echo(f"note: {page.note}", err=True)
 
 
 # ---- query interface: query, serve, push -------------------------------------------------------
