@@ -30,3 +30,14 @@ def sample_ttl(sample_built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     import kg
 
     return kg.write(sample_built, tmp_path_factory.mktemp("sample") / "icml2024.ttl")
+
+
+@pytest.fixture(scope="session")
+def two_topics_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two-topics corpus (tests/fixtures/two-topics/README.md), built with its own scheme only."""
+    import kg
+
+    folder = FIXTURES / "two-topics"
+    # threshold 0: every matched concept is a subject, so the expectations do not hang on salience scoring.
+    built = kg.build([folder / "papers.jsonl"], schemes=[folder / "scheme.ttl"], default_scheme=False, threshold=0.0)
+    return kg.write(built, tmp_path_factory.mktemp("two-topics") / "two-topics.ttl")
