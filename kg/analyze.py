@@ -161,8 +161,8 @@ def _top_related(links: list[Related], k: int) -> tuple[Related, ...]:
 def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int) -> tuple[Bridge, ...]:
     """Papers whose concepts span communities, ranked by betweenness on the paper–concept graph.
 
-    Betweenness is exact up to 500 nodes and estimated from 500 seeded sample sources above,
-    which keeps a 2,000-paper graph to about a second.
+    Betweenness is exact up to 500 linked nodes and estimated from 500 seeded sample sources
+    above, which keeps a 2,000-paper graph to about a second.
     """
     import networkx as nx
 
@@ -174,10 +174,9 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int) -> tuple[
     nodes = sorted(facts.papers) + sorted(number)
     index = {iri: i for i, iri in enumerate(nodes)}
     g = nx.Graph()
-    g.add_nodes_from(range(len(nodes)))
-    g.add_edges_from((index[p], index[c]) for p, c in facts.subjects)
-    sample = min(500, len(nodes))
-    scores = nx.betweenness_centrality(g, k=None if sample == len(nodes) else sample, seed=seed)
+    g.add_edges_from((index[p], index[c]) for p, c in facts.subjects)  # papers about nothing lie on no path
+    sample = min(500, len(g))
+    scores = nx.betweenness_centrality(g, k=None if sample == len(g) else sample, seed=seed)
     ranked = sorted(candidates, key=lambda p: (-round(scores[index[p]], 9), p))[:k]
     return tuple(Bridge(p, round(scores[index[p]], 6), spans[p]) for p in ranked)
 
@@ -205,19 +204,23 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
     norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
     found: dict[tuple[str, str], Similar] = {}
     for start in range(0, len(papers), 1000):
-        block = x[start : start + 1000]
-        dots = (block @ x.T).tocoo()
-        shared = (binary[start : start + 1000] @ binary.T).tocsr()
-        best: dict[int, list[tuple[float, int]]] = {}
-        for i, j, v in zip(dots.row, dots.col, dots.data):
-            row = start + int(i)
-            if row != j and v > 0 and norms[row] and norms[j]:
-                best.setdefault(row, []).append((float(v / (norms[row] * norms[j])), int(j)))
-        for row, items in best.items():
-            items.sort(key=lambda s: (-round(s[0], 9), papers[s[1]]))
-            for score, j in items[:k]:
+        dots = (x[start : start + 1000] @ x.T).tocsr()
+        counts = (binary[start : start + 1000] @ binary.T).tocsr()
+        counts.sort_indices()
+        for r in range(dots.shape[0]):
+            row = start + r
+            cols = dots.indices[dots.indptr[r] : dots.indptr[r + 1]]
+            vals = dots.data[dots.indptr[r] : dots.indptr[r + 1]]
+            keep = (cols != row) & (vals > 0)
+            if not norms[row] or not keep.any():
+                continue
+            cols, sims = cols[keep], vals[keep] / (norms[row] * norms[cols[keep]])
+            # best score first, ties by IRI (papers are sorted, so by index); rounding hides float noise
+            for j, score in ((int(cols[i]), float(sims[i])) for i in np.lexsort((cols, -np.round(sims, 9)))[:k]):
+                row_cols = counts.indices[counts.indptr[r] : counts.indptr[r + 1]]
+                shared = int(counts.data[counts.indptr[r] + np.searchsorted(row_cols, j)])
                 a, b = sorted((papers[row], papers[j]))
-                found[(a, b)] = Similar(a, b, round(score, 4), int(shared[row - start, j]))
+                found[(a, b)] = Similar(a, b, round(score, 4), shared)
     return tuple(found[key] for key in sorted(found))
 
 
