@@ -177,7 +177,9 @@ def _trend_svg(facts: Facts, concepts: list[str], years: list[int]) -> str:
 def _heat_svg(facts: Facts, concepts: list[str]) -> str | None:
     if len(concepts) < 2:
         return None
+    import matplotlib
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     from .network import cooccurrence
 
@@ -190,7 +192,8 @@ def _heat_svg(facts: Facts, concepts: list[str]) -> str | None:
     fig = _figure(8, 6.5)
     ax = fig.add_subplot()
     # pcolormesh draws vector cells (imshow would embed a PNG inside the SVG).
-    image = ax.pcolormesh(np.ma.masked_invalid(matrix), cmap="Blues", vmin=0, edgecolors="white", linewidth=0.5)
+    cmap = matplotlib.colormaps["Blues"].with_extremes(bad="#f4f4f4")  # no shared paper: plain grey, not pale blue
+    image = ax.pcolormesh(np.ma.masked_where(~(matrix > 0), matrix), cmap=cmap, vmin=0, edgecolors="white", linewidth=0.5)
     ax.invert_yaxis()
     ax.set_aspect("equal")
     labels = [_text(facts.concepts[c], 28) for c in concepts]
@@ -204,6 +207,7 @@ def _heat_svg(facts: Facts, concepts: list[str]) -> str | None:
                 ax.text(j + 0.5, i + 0.5, str(int(matrix[i, j])), ha="center", va="center", fontsize=7,
                         color="white" if matrix[i, j] > peak / 2 else "#222")
     bar = fig.colorbar(image, ax=ax, label="shared papers", shrink=0.7)
+    bar.ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of papers are whole numbers
     bar.solids.set_rasterized(False)  # keep the scale vector too: no PNG inside the page
     return _svg(fig, "heatmap")
 
