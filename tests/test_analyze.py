@@ -58,6 +58,7 @@ def test_two_topics_analysis_recovers_the_construction(two_topics_ttl: Path) -> 
     assert {frozenset(c) for c in result.communities} == {frozenset(ASTRONOMY), frozenset(BIOLOGY)}
     assert [b.paper.rsplit("/", 1)[-1] for b in result.bridges] == ["bridge"]
     assert result.bridges[0].communities == (1, 2)
+    assert result.bridges[0].betweenness == 1.0  # every path from one area to the other goes through it
     assert sum(result.pagerank.values()) == pytest.approx(1, abs=1e-4)
     # the two concepts linked across areas have one more neighbour than the rest of their area
     for area in (ASTRONOMY, BIOLOGY):
