@@ -13,8 +13,12 @@ from .errors import InputError, KgError, QueryError, SchemeError, UsageError  # 
 from .export import export  # noqa: E402
 from .network import to_networkx  # noqa: E402
 from .rdf import load  # noqa: E402
+from .remote import push  # noqa: E402
 from .render import render  # noqa: E402
 from .report import report  # noqa: E402
+from .results import Results  # noqa: E402
+from .serve import make_app, serve  # noqa: E402
+from .query import query  # noqa: E402  (last: the function shadows the module name on the package)
 
 __all__ = [
     "Analysis",
@@ -28,8 +32,13 @@ __all__ = [
     "build",
     "export",
     "load",
+    "make_app",
+    "push",
+    "query",
+    "Results",
     "render",
     "report",
+    "serve",
     "to_networkx",
     "write",
     "__version__",
