@@ -100,18 +100,19 @@ def build(
 
 @cli.command()
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", default="ttl", show_default=True, help="ttl, nt, nq, trig, jsonld or xml.")
+@click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
 @_clean_errors
-def export(graph: Path, fmt: str, output: Path | None) -> None:
-    """Convert a graph file to another RDF format."""
+def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None:
+    """Convert a graph file to another RDF format, or to GraphML/GEXF for Gephi and Cytoscape."""
     from .export import export as export_graph
     from .export import export_bytes
 
     if output is None:
-        click.echo(export_bytes(graph, fmt).decode("utf-8"), nl=False)
+        click.echo(export_bytes(graph, fmt or "ttl", view).decode("utf-8"), nl=False)
     else:
-        export_graph(graph, output, fmt)
+        export_graph(graph, output, fmt, view)
         click.echo(f"wrote {output}")
 
 
@@ -232,6 +233,41 @@ def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: boo
     n = push_graph(graph, endpoint, graph_iri=graph_iri, replace=replace, batch=batch,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
     click.echo(f"pushed {n} triples to {endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
+
+
+# --- analytics: analyze, report -------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Graph file to write [GRAPH itself, replacing any earlier analysis].")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the community detection and sampled betweenness.")
+@click.option("--resolution", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Louvain resolution: above 1, more and smaller communities.")
+@_clean_errors
+def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
+    """Add centrality, communities, related concepts, bridging and similar papers to a graph."""
+    from .analyze import analyze as analyze_graph
+
+    output = output or graph
+    result = analyze_graph(graph, output, seed=seed, resolution=resolution)
+    s = result.summary()
+    click.echo(f"wrote {output}")
+    click.echo(
+        f"{s['concepts']} concepts ranked, {s['communities']} communities of two or more, {s['related']} related pairs, "
+        f"{s['bridges']} bridging papers, {s['similar']} similar pairs"
+    )
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with -report.html].")
+@_clean_errors
+def report(graph: Path, output: Path | None) -> None:
+    """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
+    from .report import report as report_graph
+
+    page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
+    click.echo(f"wrote {page}")
 
 
 def main() -> None:

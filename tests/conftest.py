@@ -94,3 +94,24 @@ def mini_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
     built = kg.build([FIXTURES / "query" / "mini-papers.jsonl"], schemes=[FIXTURES / "query" / "mini-scheme.ttl"], default_scheme=False)
     return kg.write(built, tmp_path_factory.mktemp("mini") / "mini.ttl")
+
+
+@pytest.fixture(scope="session")
+def two_topics_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two-topics corpus (tests/fixtures/two-topics/README.md), built with its own scheme only."""
+    import kg
+
+    folder = FIXTURES / "two-topics"
+    # threshold 0: every matched concept is a subject, so the expectations do not hang on salience scoring.
+    built = kg.build([folder / "papers.jsonl"], schemes=[folder / "scheme.ttl"], default_scheme=False, threshold=0.0)
+    return kg.write(built, tmp_path_factory.mktemp("two-topics") / "two-topics.ttl")
+
+
+@pytest.fixture(scope="session")
+def sample_analyzed_ttl(sample_ttl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample plus `kg analyze` results, so every named query has rows to return."""
+    import kg
+
+    out = tmp_path_factory.mktemp("sample-analyzed") / "icml2024.ttl"
+    kg.analyze(sample_ttl, out)
+    return out
