@@ -285,10 +285,12 @@ def load(path: str | Path):  # -> rdflib.Graph
     import pyoxigraph as ox
     from oxrdflib import OxigraphStore
     from rdflib import Graph
+    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     store = ox.Store()
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in read_triples(path))
-    graph = Graph(store=OxigraphStore(store=store))
+    # The triples sit in the store's default graph; rdflib must be told to look there.
+    graph = Graph(store=OxigraphStore(store=store), identifier=DATASET_DEFAULT_GRAPH_ID)
     for prefix, iri in Namespaces().prefixes().items():
         graph.bind(prefix, iri)
     return graph
