@@ -172,6 +172,8 @@ def test_extractor_finds_hyphen_and_plural_variants(scheme: scheme_.Scheme, nlp_
     found = {nlp.vocab.strings[m] for m, _, _ in [*folded(doc), *exact(doc)]}
     for slug in ("multi-armed-bandit", "large-language-model", "generative-adversarial-network", "gaussian-process", "reinforcement-learning"):
         assert KGC + slug in found, slug
+    doc = nlp("The $2$-Wasserstein distance between distributions.")  # terms glued to TeX math still match
+    assert KGC + "optimal-transport" in {nlp.vocab.strings[m] for m, _, _ in folded(doc)}
     # an ambiguous acronym in the wrong case is not a mention
     doc = nlp("the rl of gp")
     assert not [m for m in exact(doc)]
