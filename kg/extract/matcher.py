@@ -1,0 +1,203 @@
+"""The phrase extractor: scheme labels matched on case-folded, de-pluralised words, longest match first."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from ..ingest import Paper
+from ..resources import data_path
+from ..scheme import KG, Scheme
+from . import acronyms, contributions, salience
+from .cleanup import Cleaned, clean
+from .records import Extraction, Link, Mention, Method
+
+DEFAULT_THRESHOLD = 0.5
+DATASET = KG + "Dataset"
+
+
+def make_nlp():  # -> spacy.Language
+    """A blank English pipeline (no downloads) whose NORM is the lower-cased word with a plural 's' lemmatised.
+
+    The norm is set once per vocabulary entry (a lexeme attribute), so tokens cost nothing extra.
+    Only words ending in 's' are lemmatised ('models' → 'model', 'processes' → 'process'): verb
+    forms stay apart ('learned' is not 'learning'), as the scoring rule for topics expects.
+    """
+    import spacy
+    from spacy.attrs import NORM
+
+    nlp = spacy.blank("en")
+    table = _lemmas()
+
+    def norm(text: str) -> str:
+        lower = text.lower()
+        return table.get(lower, lower) if lower.endswith("s") and len(lower) > 3 else lower
+
+    nlp.vocab.lex_attr_getters[NORM] = norm
+    for lexeme in nlp.vocab:
+        lexeme.norm_ = norm(lexeme.orth_)
+    return nlp
+
+
+@lru_cache(maxsize=1)
+def _lemmas():  # -> spacy.lookups.Table (keys are hashed: look words up with .get)
+    from spacy.lookups import load_lookups
+
+    return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+
+
+def _is_acronym(label: str) -> bool:
+    """Short labels written mostly in capitals (RL, LLM, GPT-4, LoRA) must match in their exact case."""
+    letters = [c for c in label if c.isalpha()]
+    return bool(letters) and len(label) <= 8 and sum(c.isupper() for c in letters) >= max(2, len(letters) - 1)
+
+
+def _variants(label: str) -> set[str]:
+    """A label as written, with hyphens as spaces, and with hyphens dropped ('multi-task', 'multi task', 'multitask')."""
+    if "-" not in label:
+        return {label}
+    return {label, label.replace("-", " "), label.replace("-", "")}
+
+
+def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
+    """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms."""
+    from spacy.matcher import PhraseMatcher
+
+    folded = PhraseMatcher(nlp.vocab, attr="NORM")
+    exact = PhraseMatcher(nlp.vocab, attr="ORTH")
+    for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
+        ambiguous = set(concept.ambiguous)
+        for label in concept.labels:
+            if label in ambiguous or _is_acronym(label):
+                forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
+                exact.add(concept.iri, [nlp.make_doc(f) for f in forms])
+            else:
+                folded.add(concept.iri, [nlp.make_doc(v) for v in _variants(label)])
+    return folded, exact
+
+
+def make_cue_matcher(nlp):  # -> spacy.matcher.Matcher
+    """A Matcher for the salience and contribution cues in kg/patterns/cues.jsonl."""
+    from spacy.matcher import Matcher
+
+    matcher = Matcher(nlp.vocab)
+    path = data_path("patterns") / "cues.jsonl"
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                entry = json.loads(line)
+                matcher.add(entry["label"], [entry["pattern"]])
+    return matcher
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one paper's text yields before corpus statistics are known."""
+
+    paper: Paper
+    cleaned: Cleaned
+    found: tuple[tuple[str, int, int, float], ...]  # concept, start, end (cleaned offsets), weight
+    title_concepts: frozenset[str]
+    methods: tuple[tuple[int, int], ...]
+
+
+class PhraseExtractor:
+    """Dictionary matching with acronyms, markup clean-up, salience scores and proposed methods."""
+
+    def __init__(self, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.scheme = scheme
+        self.threshold = threshold
+        self.nlp = make_nlp()
+        self.folded, self.exact = make_matchers(self.nlp, scheme)
+        self.cues = make_cue_matcher(self.nlp)
+        self.known = {label for c in scheme.concepts.values() for label in c.labels}
+        self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
+
+    def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
+        cleaned = [clean(p.abstract) for p in papers]
+        titled = [i for i, p in enumerate(papers) if p.title]
+        title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
+        read = [
+            self._read(paper, c, doc, title_docs.get(i))
+            for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
+        ]
+        df = Counter(concept for r in read for concept in {f[0] for f in r.found if f[3] > salience.PASSING_WEIGHT})
+        return [self._extract(r, df, len(papers)) for r in read]
+
+    def _concept_spans(self, doc) -> list[tuple[str, int, int, bool]]:
+        """(concept, start char, end char, exact-case match) for every label match in a doc."""
+        strings = self.nlp.vocab.strings
+        out = []
+        for matcher, is_exact in ((self.folded, False), (self.exact, True)):
+            for match_id, s, e in matcher(doc):
+                out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
+        return out
+
+    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
+        text = cleaned.text
+        spans = self._concept_spans(doc)
+        defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
+        defs = acronyms.definitions(text)
+        for d in defs:
+            inside = [s for s in spans if d.long_start <= s[1] and s[2] >= d.long_end - 1 and s[2] <= d.long_end]
+            best = max(inside, key=lambda s: (s[2] - s[1], -s[1]), default=None)
+            defined.setdefault(d.short.rstrip("s") if d.short[:-1].isupper() else d.short, best[0] if best else None)
+        if defined:
+            # A paper's own definition wins over the scheme's reading of the same acronym.
+            spans = [s for s in spans if not (s[3] and _base(text[s[1] : s[2]]) in defined and defined[_base(text[s[1] : s[2]])] != s[0])]
+            for short, concept in defined.items():
+                if concept is not None:
+                    # The "(RL)" of the definition itself is not a second mention.
+                    own = {d.short_start for d in defs}
+                    spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
+        kept = _longest_first(spans)
+        cue_tokens = [(self.nlp.vocab.strings[m], s, e) for m, s, e in self.cues(doc)]
+        cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
+        ctx = salience.context(text, cue_chars)
+        found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
+        title = frozenset(s[0] for s in self._concept_spans(title_doc)) if title_doc is not None else frozenset()
+        starts = {d.short_start: d.long_start for d in defs} if defined else {}
+        methods = contributions.methods(doc, cue_tokens, starts, self.known)
+        return _Read(paper, cleaned, found, title, tuple(methods))
+
+    def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:
+        abstract = r.paper.abstract
+        by_concept: dict[str, list[Mention]] = {}
+        for concept, a, b, weight in r.found:
+            start, end = r.cleaned.original(a, b)
+            by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
+        for concept in r.title_concepts:
+            by_concept.setdefault(concept, [])
+        links = []
+        for concept, ms in sorted(by_concept.items()):
+            in_title = concept in r.title_concepts
+            value = salience.score([m.weight for m in ms], in_title, salience.specificity(df[concept], n_papers))
+            is_dataset = concept in self.datasets
+            subject = value >= self.threshold and (in_title or not is_dataset)
+            links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))
+        methods: list[Method] = []
+        for a, b in r.methods:
+            start, end = r.cleaned.original(a, b)
+            name = r.cleaned.text[a:b]
+            if all(m.name != name for m in methods):
+                methods.append(Method(name, start, end, abstract[start:end]))
+        label = methods[0].name if methods else contributions.first_words(abstract)
+        return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _base(text: str) -> str:
+    return text[:-1] if text.endswith("s") and text[:-1].isupper() else text
+
+
+def _longest_first(spans: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int]]:
+    """Non-overlapping spans, longer ones winning, then earlier ones, then exact-case ones; in text order."""
+    taken: list[tuple[int, int]] = []
+    kept: list[tuple[str, int, int]] = []
+    for concept, a, b, is_exact in sorted(set(spans), key=lambda s: (s[1] - s[2], s[1], not s[3], s[0])):
+        if all(b <= x or a >= y for x, y in taken):
+            taken.append((a, b))
+            kept.append((concept, a, b))
+    return sorted(kept, key=lambda s: (s[1], s[0]))
