@@ -8,6 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .build import Built, build, write  # noqa: E402
+from .evaluate import evaluate  # noqa: E402
 from .errors import InputError, KgError, QueryError, SchemeError, UsageError  # noqa: E402
 from .export import export  # noqa: E402
 from .rdf import load  # noqa: E402
@@ -21,6 +22,7 @@ __all__ = [
     "SchemeError",
     "UsageError",
     "build",
+    "evaluate",
     "export",
     "load",
     "render",

@@ -21,8 +21,8 @@ def is_name(text: str) -> bool:
     return upper >= 2 and (upper >= 3 or not text.isupper())
 
 
-def methods(doc, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str]) -> list[tuple[int, int]]:
-    """Character spans (in doc.text) of method names after PROPOSE / NAMING cues.
+def methods(doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str]) -> list[tuple[int, int]]:
+    """Character spans (in `text`, the doc's text) of method names after PROPOSE / NAMING cues.
 
     `cues` are (label, first token, end token); `definitions` maps the character start of a
     defined short form to the start of its long form; `known` holds the scheme's labels, which
@@ -40,7 +40,7 @@ def methods(doc, cues: Iterable[tuple[str, int, int]], definitions: dict[int, in
             if not is_name(token.text):
                 continue
             start, stop = _compound(doc, i)
-            name = doc.text[start:stop]
+            name = text[start:stop]
             if name in known or name.rstrip("s") in known:
                 break  # the proposal is about a known concept, not a named method
             if start in definitions:
