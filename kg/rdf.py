@@ -184,9 +184,14 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, seen: set[str]) 
             n += 1
             yield from _annotation(f"{key}{n}", N(m.concept), p, m.start, m.end, m.exact, score)
     # The span that names each proposed method is its evidence, annotated like a concept mention.
+    method_score = L(METHOD_SCORE_TEXT, datatype=N(XSD + "decimal"))
     for m, method in zip(ex.methods, methods):
         n += 1
-        yield from _annotation(f"{key}{n}", method, p, m.start, m.end, m.exact, None)
+        yield from _annotation(f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+
+
+# A method the paper names as its own contribution ("we propose QORA") is certain evidence.
+METHOD_SCORE_TEXT = "1.000"
 
 
 def _annotation(iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
@@ -200,10 +205,7 @@ def _annotation(iri: str, body, source, start: int, end: int, exact: str, score)
     yield T(ann, a, N(OA + "Annotation"))
     yield T(ann, N(OA + "hasBody"), body)
     yield T(ann, N(OA + "hasTarget"), target)
-    if score is not None:
-        yield T(ann, N(KG + "score"), score)
-    else:
-        yield T(ann, N(OA + "motivatedBy"), N(OA + "identifying"))
+    yield T(ann, N(KG + "score"), score)
     yield T(target, a, N(OA + "SpecificResource"))
     yield T(target, N(OA + "hasSource"), source)
     yield T(target, N(OA + "hasSelector"), pos)

@@ -170,6 +170,8 @@ class PhraseExtractor:
         out = []
         for matcher, is_exact in ((self.folded, False), (self.exact, True)):
             for match_id, s, e in matcher(doc):
+                if is_exact and _in_compound_name(doc, s, e):
+                    continue
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
 
@@ -223,6 +225,20 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _in_compound_name(doc, start: int, end: int) -> bool:
+    """True for an acronym that is only part of a hyphenated name: the MT of 'CMAB-MT', the SF of 'SF-DQN'.
+
+    'LLM-based' and 'RL-driven' still count: the other part is a lower-case word.
+    """
+    before = start >= 2 and doc[start - 1].text == "-" and not doc[start - 2].whitespace_ and not doc[start - 1].whitespace_
+    after = end + 1 < len(doc) and doc[end].text == "-" and not doc[end - 1].whitespace_ and not doc[end].whitespace_
+    return (before and _has_capital(doc[start - 2].text)) or (after and _has_capital(doc[end + 1].text))
+
+
+def _has_capital(word: str) -> bool:
+    return any(c.isupper() for c in word)
 
 
 def _base(text: str) -> str:
