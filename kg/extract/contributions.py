@@ -44,7 +44,8 @@ def methods(doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: d
             if name in known or name.rstrip("s") in known:
                 break  # the proposal is about a known concept, not a named method
             if start in definitions:
-                lead = len(doc.char_span(doc[end].idx, definitions[start], alignment_mode="expand") or ())
+                lead_chars = (doc[end].idx, definitions[start])
+                lead = len(doc.char_span(*lead_chars, alignment_mode="expand") or ()) if lead_chars[1] > lead_chars[0] else 0
                 if lead > PAREN_LEAD:
                     break  # an acronym defined later in the sentence names a part, not the proposal
             elif doc[i - 1].text == "(":

@@ -181,8 +181,9 @@ class PhraseExtractor:
         defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
         defs = acronyms.definitions(text)
         for d in defs:
-            inside = [s for s in spans if d.long_start <= s[1] and s[2] >= d.long_end - 1 and s[2] <= d.long_end]
-            best = max(inside, key=lambda s: (s[2] - s[1], -s[1]), default=None)
+            # The label must cover the whole long form: "probabilistic neural network (PNN)" is not "neural network".
+            whole = [s for s in spans if s[1] == d.long_start and s[2] == d.long_end]
+            best = whole[0] if whole else None
             defined.setdefault(d.short.rstrip("s") if d.short[:-1].isupper() else d.short, best[0] if best else None)
         if defined:
             # A paper's own definition wins over the scheme's reading of the same acronym.
@@ -199,7 +200,8 @@ class PhraseExtractor:
         found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
         title = frozenset(s[0] for s in self._concept_spans(title_doc)) if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
-        methods = contributions.methods(doc, text, cue_tokens, starts, self.known)
+        known = self.known | {short for short, concept in defined.items() if concept is not None}
+        methods = contributions.methods(doc, text, cue_tokens, starts, known)
         return _Read(paper, cleaned, found, title, tuple(methods))
 
     def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:

@@ -24,7 +24,7 @@ OTHER_MENTIONS = 0.5  # each further mention adds half its weight
 TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
 PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
 PRIOR_RATE = 0.02  # …mentioning each concept at this rate
-SPECIFIC_RATE = 0.02  # a concept that at most this share of papers mentions is fully specific
+SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
 _CLAUSE_END = re.compile(r"[;:()\[\]]|[.!?](?:\s|$)")
@@ -94,10 +94,10 @@ _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
 
 
 def specificity(document_frequency: int, papers: int) -> float:
-    """A factor in [0.6, 1]: 1 for concepts few papers of the build mention, lower for common ones."""
+    """A factor in [0.5, 1]: 1 for concepts few papers of the build mention, lower for common ones."""
     rate = (document_frequency + PRIOR_PAPERS * PRIOR_RATE) / (papers + PRIOR_PAPERS)
     s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
-    return 0.6 + 0.4 * s
+    return 0.5 + 0.5 * s
 
 
 def score(weights: list[float], in_title: bool, specific: float) -> float:
