@@ -21,12 +21,14 @@ def is_name(text: str) -> bool:
     return upper >= 2 and (upper >= 3 or not text.isupper())
 
 
-def methods(doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str]) -> list[tuple[int, int]]:
+def methods(
+    doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str], defined: set[str] = frozenset()
+) -> list[tuple[int, int]]:
     """Character spans (in `text`, the doc's text) of method names after PROPOSE / NAMING cues.
 
     `cues` are (label, first token, end token); `definitions` maps the character start of a
-    defined short form to the start of its long form; `known` holds the scheme's labels, which
-    name existing concepts rather than a new method.
+    defined short form to the start of its long form; `known` holds the scheme's labels and
+    `defined` the paper's acronyms of scheme concepts: both name existing concepts, not a new method.
     """
     spans: list[tuple[int, int]] = []
     for label, _, end in cues:
@@ -41,7 +43,7 @@ def methods(doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: d
                 continue
             start, stop = _compound(doc, i)
             name = text[start:stop]
-            if name in known or name.rstrip("s") in known:
+            if any(n in known or n in defined for n in (name, name.rstrip("s"))):
                 break  # the proposal is about a known concept, not a named method
             if start in definitions:
                 lead_chars = (doc[end].idx, definitions[start])

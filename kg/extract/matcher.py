@@ -200,8 +200,8 @@ class PhraseExtractor:
         found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
         title = frozenset(s[0] for s in self._concept_spans(title_doc)) if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
-        known = self.known | {short for short, concept in defined.items() if concept is not None}
-        methods = contributions.methods(doc, text, cue_tokens, starts, known)
+        concept_shorts = {short for short, concept in defined.items() if concept is not None}
+        methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
         return _Read(paper, cleaned, found, title, tuple(methods))
 
     def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:

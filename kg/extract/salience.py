@@ -45,7 +45,7 @@ class Context:
 
     def in_passing(self, start: int) -> bool:
         """True when a mention starting at `start` sits in a contrast or example stretch."""
-        return any(a <= start < b for a, b in self.passing)
+        return bool(self.passing) and any(a <= start < b for a, b in self.passing)
 
     def weight(self, start: int) -> float:
         """The weight of one mention starting at `start`."""
