@@ -216,3 +216,17 @@ def test_methods_and_datasets_in_rdf(tmp_path: Path):
           ?a oa:hasBody ?m ; oa:hasTarget/oa:hasSelector/oa:exact ?exact }"""
     ))
     assert [(r[0].value, r[1].value, r[2].value.rsplit("/", 1)[-1], r[3].value) for r in rows] == [("QORA", "QORA", "imagenet", "QORA")]
+
+
+def test_an_acronym_of_two_concepts_links_only_where_defined(extractor):
+    (bare,) = run(extractor, "Recent SSL methods learn from unlabeled images.")
+    (defined,) = run(extractor, "We study self-supervised learning (SSL). Recent SSL methods learn from unlabeled images.")
+    assert not {"semi-supervised-learning", "self-supervised-learning"} & set(links(bare))
+    assert [m.exact for m in links(defined)["self-supervised-learning"].mentions] == ["self-supervised learning", "SSL"]
+    assert "semi-supervised-learning" not in links(defined)
+
+
+def test_an_ambiguous_word_at_a_sentence_start_is_not_a_mention(extractor):
+    (start,) = run(extractor, "Adult patients were enrolled. We test on the Adult census data.")
+    assert [m.exact for m in links(start)["adult"].mentions] == ["Adult"]
+    assert links(start)["adult"].mentions[0].start > 20

@@ -64,17 +64,26 @@ def _variants(label: str) -> set[str]:
 
 
 def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
-    """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms."""
+    """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms.
+
+    An exact-case label that names two concepts ("SSL": semi- or self-supervised learning) is left
+    out: it links only where the paper defines it (see acronyms).
+    """
     from spacy.matcher import PhraseMatcher
 
     folded = PhraseMatcher(nlp.vocab, attr="NORM")
     exact = PhraseMatcher(nlp.vocab, attr="ORTH")
-    for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
-        ambiguous = set(concept.ambiguous)
+    owners: dict[str, set[str]] = {}
+    for concept in scheme.concepts.values():
         for label in concept.labels:
-            if label in ambiguous or _is_acronym(label):
-                forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
-                exact.add(concept.iri, [nlp.make_doc(f) for f in forms])
+            if label in concept.ambiguous or _is_acronym(label):
+                owners.setdefault(label, set()).add(concept.iri)
+    for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
+        for label in concept.labels:
+            if label in owners:
+                if len(owners[label]) == 1:
+                    forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
+                    exact.add(concept.iri, [nlp.make_doc(f) for f in forms])
             else:
                 folded.add(concept.iri, [nlp.make_doc(v) for v in _variants(label)])
     return folded, exact
@@ -151,6 +160,8 @@ class PhraseExtractor:
         self.folded, self.exact = make_matchers(self.nlp, scheme)
         self.cues = CueMatcher(self.nlp)
         self.known = {label for c in scheme.concepts.values() for label in c.labels}
+        # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
+        self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -170,7 +181,7 @@ class PhraseExtractor:
         out = []
         for matcher, is_exact in ((self.folded, False), (self.exact, True)):
             for match_id, s, e in matcher(doc):
-                if is_exact and _in_compound_name(doc, s, e):
+                if is_exact and (_in_compound_name(doc, s, e) or (e - s == 1 and doc[s].text in self.ambiguous_words and _sentence_start(doc, s))):
                     continue
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
@@ -237,6 +248,10 @@ def _in_compound_name(doc, start: int, end: int) -> bool:
     before = start >= 2 and doc[start - 1].text == "-" and not doc[start - 2].whitespace_ and not doc[start - 1].whitespace_
     after = end + 1 < len(doc) and doc[end].text == "-" and not doc[end - 1].whitespace_ and not doc[end].whitespace_
     return (before and _has_capital(doc[start - 2].text)) or (after and _has_capital(doc[end + 1].text))
+
+
+def _sentence_start(doc, i: int) -> bool:
+    return i == 0 or doc[i - 1].text in (".", "!", "?", ":", ";", "(", '"')
 
 
 def _has_capital(word: str) -> bool:
