@@ -230,3 +230,9 @@ def test_an_ambiguous_word_at_a_sentence_start_is_not_a_mention(extractor):
     (start,) = run(extractor, "Adult patients were enrolled. We test on the Adult census data.")
     assert [m.exact for m in links(start)["adult"].mentions] == ["Adult"]
     assert links(start)["adult"].mentions[0].start > 20
+
+
+def test_longest_match_wins_in_the_title_too(extractor):
+    (ex,) = run(extractor, "We study learning from logged data.", titles=("Conservative offline RL",))
+    assert links(ex)["offline-reinforcement-learning"].subject
+    assert "reinforcement-learning" not in links(ex)

@@ -209,7 +209,8 @@ class PhraseExtractor:
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
         found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
-        title = frozenset(s[0] for s in self._concept_spans(title_doc)) if title_doc is not None else frozenset()
+        # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
+        title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
