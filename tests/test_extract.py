@@ -236,3 +236,30 @@ def test_longest_match_wins_in_the_title_too(extractor):
     (ex,) = run(extractor, "We study learning from logged data.", titles=("Conservative offline RL",))
     assert links(ex)["offline-reinforcement-learning"].subject
     assert "reinforcement-learning" not in links(ex)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We propose and analyze the first optimal design-based algorithms for PSI.",
+        "We present a modification of SMART that combines two learners.",
+        "We introduce a novel framework of combinatorial multi-armed bandits (CMAB) with triggering arms.",
+    ],
+)
+def test_a_name_after_for_or_of_is_not_the_proposal(extractor, text):
+    (ex,) = run(extractor, text)
+    assert ex.methods == ()
+
+
+def test_latex_links_keep_their_text_once(extractor):
+    text = "To this end, we propose the \\hyperlink{PSIPS}{PSIPS} algorithm that deals with it."
+    assert text.count("\\") == 1
+    (ex,) = run(extractor, text)
+    assert [m.name for m in ex.methods] == ["PSIPS"]
+
+
+def test_named_after_called_and_we_first_develop(extractor):
+    (called,) = run(extractor, "We introduce a new family of distances parameterized by $k \\ge 0$, called $k$-RPW that is based on transport.")
+    (first,) = run(extractor, "We first develop MoMo, a **Mo**mentum **Mo**del based adaptive learning rate.")
+    assert [m.exact for m in called.methods] == ["$k$-RPW"]
+    assert [m.name for m in first.methods] == ["MoMo"]

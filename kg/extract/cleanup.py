@@ -108,7 +108,7 @@ def _char(m: re.Match[str]) -> str:
 _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,6}|#x[0-9a-fA-F]{1,5});"), lambda m: html.unescape(m.group(0))),
     (re.compile(r"\$\$.{1,500}?\$\$|\$[^$]{1,300}?\$|\\\(.{1,300}?\\\)|\\\[.{1,500}?\\\]", re.S), _math),
-    (re.compile(r"\\(?:cite[a-z]*|ref|eqref|label|url|footnote)\{[^{}]*\}"), lambda m: ""),
+    (re.compile(r"\\(?:cite[a-z]*|ref|eqref|label|url|footnote)\{[^{}]*\}|\\(?:hyperlink|href)\{[^{}]*\}(?=\{)"), lambda m: ""),
     (re.compile(r"\\[a-zA-Z]+\*?(?=[{\s])\s*|\\[a-zA-Z]+\*?"), lambda m: ""),
     (re.compile(r"\\([%&#_$])"), lambda m: m.group(1)),
     (re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)(?:\s[^<>]{0,200})?/?>"), _tag),
