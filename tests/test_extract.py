@@ -263,3 +263,8 @@ def test_named_after_called_and_we_first_develop(extractor):
     (first,) = run(extractor, "We first develop MoMo, a **Mo**mentum **Mo**del based adaptive learning rate.")
     assert [m.exact for m in called.methods] == ["$k$-RPW"]
     assert [m.name for m in first.methods] == ["MoMo"]
+
+
+def test_a_hyphen_in_the_text_matches_a_space_in_the_label(extractor):
+    (ex,) = run(extractor, "Neural networks succeed in various reinforcement-learning tasks.")
+    assert [m.exact for m in links(ex)["reinforcement-learning"].mentions] == ["reinforcement-learning"]

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import product
 from typing import Sequence
 
 from ..ingest import Paper
@@ -17,6 +18,7 @@ from .cleanup import Cleaned, clean
 from .records import Extraction, Link, Mention, Method
 
 DEFAULT_THRESHOLD = 0.5
+MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
 
 
@@ -57,10 +59,19 @@ def _is_acronym(label: str) -> bool:
 
 
 def _variants(label: str) -> set[str]:
-    """A label as written, with hyphens as spaces, and with hyphens dropped ('multi-task', 'multi task', 'multitask')."""
-    if "-" not in label:
-        return {label}
-    return {label, label.replace("-", " "), label.replace("-", "")}
+    """A label with each gap between its words written as a space or a hyphen, and with hyphens dropped.
+
+    "multi-task learning" also matches "multi task learning" and "multitask learning";
+    "reinforcement learning" also matches "reinforcement-learning tasks".
+    """
+    words = label.replace("-", " ").split()
+    out = {label}
+    if "-" in label:
+        out.add(label.replace("-", ""))
+    if 1 < len(words) <= MAX_HYPHEN_WORDS:
+        for seps in product(" -", repeat=len(words) - 1):
+            out.add(words[0] + "".join(sep + word for sep, word in zip(seps, words[1:])))
+    return out
 
 
 def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
