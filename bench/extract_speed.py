@@ -26,15 +26,18 @@ def main(argv: list[str]) -> None:
     corpus = Path(args[0]) if args else DEFAULT_CORPUS
     n = int(args[1]) if len(args) > 1 else 5000
     papers = ingest.read([corpus], skip_bad=True).papers[:n]
-    nlp = spacy.blank("en")
-    t = time.perf_counter()
-    for _ in nlp.pipe(p.abstract for p in papers):
-        pass
-    bare = time.perf_counter() - t
-    extractor = PhraseExtractor(scheme.load(schemes or None))
-    t = time.perf_counter()
-    out = extractor(papers)
-    full = time.perf_counter() - t
+    loaded = scheme.load(schemes or None)
+    bare = full = float("inf")
+    for _ in range(2):  # alternate, each run cold (fresh vocabulary), keep the best: the machine is shared
+        nlp = spacy.blank("en")
+        t = time.perf_counter()
+        for _ in nlp.pipe(p.abstract for p in papers):
+            pass
+        bare = min(bare, time.perf_counter() - t)
+        extractor = PhraseExtractor(loaded)
+        t = time.perf_counter()
+        out = extractor(papers)
+        full = min(full, time.perf_counter() - t)
     subjects = sum(l.subject for e in out for l in e.links)
     print(f"{len(papers)} abstracts, {len(extractor.scheme.concepts)} concepts")
     print(f"tokenizer alone: {len(papers) / bare:,.0f} abstracts/s")

@@ -74,13 +74,18 @@ def _variants(label: str) -> set[str]:
     return out
 
 
-def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
+def make_matchers(nlp, scheme: Scheme, pattern_nlp=None):  # -> tuple[PhraseMatcher, PhraseMatcher]
     """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms.
 
     An exact-case label that names two concepts ("SSL": semi- or self-supervised learning) is left
-    out: it links only where the paper defines it (see acronyms).
+    out: it links only where the paper defines it (see acronyms). The label patterns are tokenized
+    by `pattern_nlp` (a second pipeline made by make_nlp): tokenizing ~20,000 label strings with the
+    pipeline that then reads abstracts was measured to make its tokenizer 2.5x slower for good;
+    matching compares hashes, so patterns from a twin pipeline match the same.
     """
     from spacy.matcher import PhraseMatcher
+
+    make_doc = (pattern_nlp or nlp).make_doc
 
     folded = PhraseMatcher(nlp.vocab, attr="NORM")
     exact = PhraseMatcher(nlp.vocab, attr="ORTH")
@@ -94,9 +99,9 @@ def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher
             if label in owners:
                 if len(owners[label]) == 1:
                     forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
-                    exact.add(concept.iri, [nlp.make_doc(f) for f in forms])
+                    exact.add(concept.iri, [make_doc(f) for f in forms])
             else:
-                folded.add(concept.iri, [nlp.make_doc(v) for v in _variants(label)])
+                folded.add(concept.iri, [make_doc(v) for v in _variants(label)])
     return folded, exact
 
 
@@ -168,7 +173,7 @@ class PhraseExtractor:
         self.scheme = scheme
         self.threshold = threshold
         self.nlp = make_nlp()
-        self.folded, self.exact = make_matchers(self.nlp, scheme)
+        self.folded, self.exact = make_matchers(self.nlp, scheme, make_nlp())
         self.cues = CueMatcher(self.nlp)
         self.known = {label for c in scheme.concepts.values() for label in c.labels}
         # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
