@@ -83,7 +83,31 @@ class Namespaces:
 def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
-    return quote(text, safe="-._~") or "x"
+    segment = quote(text, safe="-._~") or "x"
+    # A trailing dot is %-encoded: "." and ".." would be dot-segments (which IRI resolution
+    # removes), and rdflib's Turtle parser rejects the escaped final dot of `author:j\.`.
+    return re.sub(r"\.+$", lambda m: "%2E" * len(m.group()), segment)
+
+
+def paper_slugs(ids: Iterable[str]) -> dict[str, str]:
+    """A distinct IRI segment for every paper id: its slug, or slug-<hash> if an earlier id took it.
+
+    Slugs fold case and spacing ("A B" and "a-b" both give "a-b"); two different papers
+    must still get two IRIs, else their abstracts and annotations would merge.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for paper_id in ids:
+        if paper_id in out:
+            continue
+        segment = slug(paper_id)
+        salt = ""
+        while segment in taken:
+            salt += "#"
+            segment = f"{slug(paper_id)}-{hashlib.sha256((paper_id + salt).encode()).hexdigest()[:8]}"
+        taken.add(segment)
+        out[paper_id] = segment
+    return out
 
 
 def build_time() -> datetime:
@@ -127,17 +151,24 @@ def triples(
     yield T(agent, a, N(PROV + "SoftwareAgent"))
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
-    seen: set[str] = set()  # authors, venues and methods are described once, where first met
+    venues: set[str] = set()
+    authors: set[str] = set()  # and proposed methods: each described once, where first met
+    segments = paper_slugs(p.id for p in papers)
     for paper, extraction in zip(papers, extractions, strict=True):
-        yield from _paper(paper, extraction, ns, build, seen)
+        try:
+            # Made as a list so that a record that cannot become RDF fails before any of it is written.
+            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors))
+        except Exception as exc:  # a value no term constructor accepts: name the record, not the stack
+            raise InputError(f"{paper.where or paper.id}: cannot turn this record into RDF ({type(exc).__name__}: {exc})") from exc
+        yield from made
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, seen: set[str]) -> Iterator:
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str]) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    p = N(ns.paper(paper.id))
+    p = N(f"{ns.base}paper/{segment}")
     yield T(p, a, N(FABIO + "ResearchPaper"))
     yield T(p, N(DCTERMS + "identifier"), L(paper.id))
     if paper.title:
@@ -163,20 +194,20 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, seen: set[str]) 
     for method in methods:
         yield T(p, N(KG + "proposes"), method)
     for name, creator in zip(paper.authors, creators):
-        if creator.value not in seen:
-            seen.add(creator.value)
+        if creator.value not in authors:
+            authors.add(creator.value)
             yield T(creator, a, N(FOAF + "Person"))
             yield T(creator, N(FOAF + "name"), L(name))
     for m, method in zip(ex.methods, methods):
-        if method.value not in seen:
-            seen.add(method.value)
+        if method.value not in authors:
+            authors.add(method.value)
             yield T(method, a, N(KG + "Method"))
             yield T(method, N(RDFS + "label"), L(m.name))
-    if venue is not None and venue.value not in seen:
-        seen.add(venue.value)
+    if venue is not None and venue.value not in venues:
+        venues.add(venue.value)
         yield T(venue, a, N(FABIO + "ConferenceProceedings"))
         yield T(venue, N(RDFS + "label"), L(paper.venue))
-    key = f"{ns.base}annotation/{slug(paper.id)}-"
+    key = f"{ns.base}annotation/{segment}-"
     n = 0
     for link in ex.links:
         score = L(f"{link.score:.3f}", datatype=N(XSD + "decimal"))
@@ -236,8 +267,29 @@ def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namesp
     items: Iterable = triples_
     if rdf_format.supports_datasets:
         items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)
+    if rdf_format == ox.RdfFormat.RDF_XML:
+        items = _xml_checked(items)
     prefixes = ns.prefixes() if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML) else None
     ox.serialize(items, stream, format=rdf_format, prefixes=prefixes)
+
+
+# Characters XML 1.0 cannot carry (most C0 controls, surrogates, U+FFFE/U+FFFF), and \r,
+# which XML parsers turn into \n. Ingest folds them all into spaces; a graph read from
+# elsewhere may still hold them, and pyoxigraph would write them raw (invalid XML).
+_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_checked(items: Iterable) -> Iterator:
+    """Pass triples through, failing on the first string that RDF/XML cannot carry."""
+    for item in items:
+        for term in (item.subject, item.object):
+            bad = _NOT_XML.search(term.value)
+            if bad:
+                raise UsageError(
+                    f"cannot write RDF/XML: {term.value[:40]!r}… holds U+{ord(bad.group()):04X}, which XML 1.0 cannot carry; "
+                    "use ttl, nt or jsonld"
+                )
+        yield item
 
 
 def read_triples(path: str | Path) -> list:
@@ -262,10 +314,12 @@ def load(path: str | Path):  # -> rdflib.Graph
     import pyoxigraph as ox
     from oxrdflib import OxigraphStore
     from rdflib import Graph
+    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     store = ox.Store()
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in read_triples(path))
-    graph = Graph(store=OxigraphStore(store=store))
+    # The triples sit in the store's default graph; rdflib must be told to look there.
+    graph = Graph(store=OxigraphStore(store=store), identifier=DATASET_DEFAULT_GRAPH_ID)
     for prefix, iri in Namespaces().prefixes().items():
         graph.bind(prefix, iri)
     return graph
