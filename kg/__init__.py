@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 
 from .analyze import Analysis, analyze  # noqa: E402
 from .build import Built, build, write  # noqa: E402
+from .evaluate import evaluate  # noqa: E402
 from .errors import InputError, KgError, OutputError, QueryError, SchemeError, UsageError  # noqa: E402
 from .export import export  # noqa: E402
 from .network import to_networkx  # noqa: E402
@@ -31,6 +32,7 @@ __all__ = [
     "UsageError",
     "analyze",
     "build",
+    "evaluate",
     "export",
     "load",
     "make_app",

@@ -270,6 +270,22 @@ def report(graph: Path, output: Path | None) -> None:
     click.echo(f"wrote {page}")
 
 
+# --- evaluation: eval -----------------------------------------------------------------------
+
+
+@cli.command("eval")
+@click.argument("gold", type=click.Path(path_type=Path))
+@click.argument("graph", required=False, type=click.Path(path_type=Path))
+@click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
+@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics.")
+@_clean_errors
+def eval_(gold: Path, graph: Path | None, vocabulary: Path | None, verbose: bool) -> None:
+    """Score a graph's subjects against gold topics: micro precision, recall and F1 [GRAPH: graphs/icml2024.ttl or the sample]."""
+    from .evaluate import evaluate, report
+
+    click.echo(report(evaluate(gold, graph, vocabulary), verbose=verbose))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

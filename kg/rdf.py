@@ -62,6 +62,7 @@ class Namespaces:
             "ann": self.base + "annotation/",
             "author": self.base + "author/",
             "venue": self.base + "venue/",
+            "method": self.base + "method/",
             "kgc": "https://w3id.org/kg/concept/",
             "kg": KG,
             "rdfs": RDFS,
@@ -151,7 +152,7 @@ def triples(
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
     venues: set[str] = set()
-    authors: set[str] = set()
+    authors: set[str] = set()  # and proposed methods: each described once, where first met
     segments = paper_slugs(p.id for p in papers)
     for paper, extraction in zip(papers, extractions, strict=True):
         try:
@@ -186,12 +187,22 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     for link in ex.links:
         if link.subject:
             yield T(p, N(DCTERMS + "subject"), N(link.concept))
-    # Authors and venues are described once, where first met.
+    for link in ex.links:
+        if link.dataset and link.mentions:
+            yield T(p, N(KG + "evaluatesOn"), N(link.concept))
+    methods = [N(f"{ns.base}method/{slug(m.name)}") for m in ex.methods]
+    for method in methods:
+        yield T(p, N(KG + "proposes"), method)
     for name, creator in zip(paper.authors, creators):
         if creator.value not in authors:
             authors.add(creator.value)
             yield T(creator, a, N(FOAF + "Person"))
             yield T(creator, N(FOAF + "name"), L(name))
+    for m, method in zip(ex.methods, methods):
+        if method.value not in authors:
+            authors.add(method.value)
+            yield T(method, a, N(KG + "Method"))
+            yield T(method, N(RDFS + "label"), L(m.name))
     if venue is not None and venue.value not in venues:
         venues.add(venue.value)
         yield T(venue, a, N(FABIO + "ConferenceProceedings"))
@@ -202,21 +213,39 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
         score = L(f"{link.score:.3f}", datatype=N(XSD + "decimal"))
         for m in link.mentions:
             n += 1
-            ann, target = N(f"{key}{n}"), N(f"{key}{n}-target")
-            pos, quote_ = N(f"{key}{n}-position"), N(f"{key}{n}-quote")
-            yield T(ann, a, N(OA + "Annotation"))
-            yield T(ann, N(OA + "hasBody"), N(m.concept))
-            yield T(ann, N(OA + "hasTarget"), target)
-            yield T(ann, N(KG + "score"), score)
-            yield T(target, a, N(OA + "SpecificResource"))
-            yield T(target, N(OA + "hasSource"), p)
-            yield T(target, N(OA + "hasSelector"), pos)
-            yield T(target, N(OA + "hasSelector"), quote_)
-            yield T(pos, a, N(OA + "TextPositionSelector"))
-            yield T(pos, N(OA + "start"), L(str(m.start), datatype=N(XSD + "nonNegativeInteger")))
-            yield T(pos, N(OA + "end"), L(str(m.end), datatype=N(XSD + "nonNegativeInteger")))
-            yield T(quote_, a, N(OA + "TextQuoteSelector"))
-            yield T(quote_, N(OA + "exact"), L(m.exact))
+            yield from _annotation(f"{key}{n}", N(m.concept), p, m.start, m.end, m.exact, score)
+    # The span that names each proposed method is its evidence, annotated like a concept mention.
+    method_score = L(METHOD_SCORE_TEXT, datatype=N(XSD + "decimal"))
+    for m, method in zip(ex.methods, methods):
+        n += 1
+        yield from _annotation(f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+
+
+# A method the paper names as its own contribution ("we propose QORA") is certain evidence.
+METHOD_SCORE_TEXT = "1.000"
+
+
+def _annotation(iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
+    """An oa:Annotation whose target is the span [start, end) of the paper's abstract."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
+    a = N(RDF + "type")
+    ann, target = N(iri), N(f"{iri}-target")
+    pos, quote_ = N(f"{iri}-position"), N(f"{iri}-quote")
+    yield T(ann, a, N(OA + "Annotation"))
+    yield T(ann, N(OA + "hasBody"), body)
+    yield T(ann, N(OA + "hasTarget"), target)
+    yield T(ann, N(KG + "score"), score)
+    yield T(target, a, N(OA + "SpecificResource"))
+    yield T(target, N(OA + "hasSource"), source)
+    yield T(target, N(OA + "hasSelector"), pos)
+    yield T(target, N(OA + "hasSelector"), quote_)
+    yield T(pos, a, N(OA + "TextPositionSelector"))
+    yield T(pos, N(OA + "start"), L(str(start), datatype=N(XSD + "nonNegativeInteger")))
+    yield T(pos, N(OA + "end"), L(str(end), datatype=N(XSD + "nonNegativeInteger")))
+    yield T(quote_, a, N(OA + "TextQuoteSelector"))
+    yield T(quote_, N(OA + "exact"), L(exact))
 
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:

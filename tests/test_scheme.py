@@ -128,7 +128,7 @@ def test_poly_hierarchy_is_kept(scheme: scheme_.Scheme) -> None:
 
 def _matcher_key(nlp, label: str, exact: bool) -> str:
     """What the extractor's matcher compares: exact text for acronyms/ambiguous labels, else folded lemmas."""
-    doc = nlp.get_pipe("kg_lemma_norm")(nlp.make_doc(label))
+    doc = nlp.make_doc(label)  # make_nlp sets each word's NORM (folded lemma) on the vocabulary
     return "exact:" + " ".join(t.text for t in doc) if exact else " ".join(t.norm_ for t in doc)
 
 
@@ -155,8 +155,16 @@ def test_ambiguous_acronyms_are_marked(scheme: scheme_.Scheme) -> None:
 
 
 def test_every_label_is_matched_by_the_extractor(scheme: scheme_.Scheme, nlp_and_matchers) -> None:
+    from kg.extract import _is_acronym
+
     nlp, (folded, exact) = nlp_and_matchers
-    pairs = [(c.iri, label) for c in scheme.concepts.values() for label in c.labels]
+    # An exact-case label of two concepts ("SSL") is matched only where a paper defines it (kg.extract.acronyms).
+    owners: dict[str, set[str]] = defaultdict(set)
+    for c in scheme.concepts.values():
+        for label in c.labels:
+            if label in c.ambiguous or _is_acronym(label):
+                owners[label].add(c.iri)
+    pairs = [(c.iri, label) for c in scheme.concepts.values() for label in c.labels if len(owners.get(label, ())) < 2]
     unmatched = []
     for (iri, label), doc in zip(pairs, nlp.pipe(label for _, label in pairs)):
         whole = {nlp.vocab.strings[m] for m, s, e in [*folded(doc), *exact(doc)] if s == 0 and e == len(doc)}
@@ -172,7 +180,9 @@ def test_extractor_finds_hyphen_and_plural_variants(scheme: scheme_.Scheme, nlp_
     found = {nlp.vocab.strings[m] for m, _, _ in [*folded(doc), *exact(doc)]}
     for slug in ("multi-armed-bandit", "large-language-model", "generative-adversarial-network", "gaussian-process", "reinforcement-learning"):
         assert KGC + slug in found, slug
-    doc = nlp("The $2$-Wasserstein distance between distributions.")  # terms glued to TeX math still match
+    from kg.extract.cleanup import clean
+
+    doc = nlp(clean("The $2$-Wasserstein distance between distributions.").text)  # terms glued to TeX math still match
     assert KGC + "optimal-transport" in {nlp.vocab.strings[m] for m, _, _ in folded(doc)}
     # an ambiguous acronym in the wrong case is not a mention
     doc = nlp("the rl of gp")

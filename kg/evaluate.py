@@ -1,0 +1,196 @@
+"""Score a built graph's subject links against hand-labelled topics (micro precision, recall, F1).
+
+The rule (see the gold set's README): a gold topic is found when the paper's dcterms:subject is a
+concept, or lies below a concept through skos:broader, whose prefLabel or altLabel equals the topic
+name — case-insensitive, hyphens as spaces, a final plural "s" ignored. Only predicted topics in the
+vocabulary count for precision. Gold lines find their papers by `abstract_start` against
+dcterms:abstract.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .errors import InputError
+from .ingest import fold
+
+DCTERMS = "http://purl.org/dc/terms/"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+DEFAULT_GRAPH = Path("graphs") / "icml2024.ttl"
+
+
+@dataclass(frozen=True)
+class PaperScore:
+    """One gold paper: the topics found, missed and wrongly predicted."""
+
+    where: str  # "file#index" of the gold line
+    paper: str | None  # the paper IRI, None when no paper of the graph has that abstract
+    found: tuple[str, ...]
+    missed: tuple[str, ...]
+    extra: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Micro-averaged scores over (paper, topic) pairs, with the per-paper detail."""
+
+    papers: tuple[PaperScore, ...]
+
+    @property
+    def tp(self) -> int:
+        return sum(len(p.found) for p in self.papers)
+
+    @property
+    def fp(self) -> int:
+        return sum(len(p.extra) for p in self.papers)
+
+    @property
+    def fn(self) -> int:
+        return sum(len(p.missed) for p in self.papers)
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def unmatched(self) -> tuple[str, ...]:
+        """Gold lines whose abstract is not in the graph."""
+        return tuple(p.where for p in self.papers if p.paper is None)
+
+
+def topic_key(name: str) -> str:
+    """The comparison form of a topic or label: lower case, hyphens as spaces, no final plural 's'."""
+    key = " ".join(name.lower().replace("-", " ").split())
+    return key[:-1] if key.endswith("s") and not key.endswith("ss") else key
+
+
+def read_gold(path: str | Path) -> list[dict]:
+    """Read a gold JSONL file: one {file, index, abstract_start, topics, mentioned_only} per line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such gold file") from None
+    gold = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+        if not isinstance(entry, dict) or not isinstance(entry.get("abstract_start"), str) or not isinstance(entry.get("topics"), list):
+            raise InputError(f"{path}:{number}: a gold line needs 'abstract_start' (text) and 'topics' (a list)")
+        gold.append(entry)
+    return gold
+
+
+def read_vocabulary(path: str | Path) -> set[str]:
+    """Topic names, one a line."""
+    try:
+        return {topic_key(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()}
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such vocabulary file") from None
+
+
+def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary: str | Path | None = None) -> Evaluation:
+    """Score the subjects of `graph` (graphs/icml2024.ttl, else the sample built in memory) against a gold file.
+
+    The vocabulary is `vocabulary`, else topic-vocabulary.txt beside the gold file, else every
+    topic the gold file names.
+    """
+    gold = read_gold(gold_path)
+    if vocabulary is None and (Path(gold_path).parent / "topic-vocabulary.txt").is_file():
+        vocabulary = Path(gold_path).parent / "topic-vocabulary.txt"
+    vocab = read_vocabulary(vocabulary) if vocabulary is not None else {
+        topic_key(t) for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]
+    }
+    return score(gold, _graph_triples(graph), vocab)
+
+
+def _graph_triples(graph: str | Path | None) -> Iterable:
+    from . import rdf
+
+    if graph is not None:
+        return rdf.read_triples(graph)
+    if DEFAULT_GRAPH.is_file():
+        return rdf.read_triples(DEFAULT_GRAPH)
+    from .build import build
+
+    return build().triples()
+
+
+def score(gold: list[dict], triples: Iterable, vocab: set[str]) -> Evaluation:
+    """Score gold entries against the triples of a graph (pyoxigraph triples)."""
+    abstracts: dict[str, str] = {}
+    subjects: dict[str, set[str]] = {}
+    labels: dict[str, set[str]] = {}
+    broader: dict[str, set[str]] = {}
+    for t in triples:
+        s, p, o = t.subject.value, t.predicate.value, t.object.value
+        if p == DCTERMS + "abstract":
+            abstracts[s] = fold(o)
+        elif p == DCTERMS + "subject":
+            subjects.setdefault(s, set()).add(o)
+        elif p in (SKOS + "prefLabel", SKOS + "altLabel"):
+            labels.setdefault(s, set()).add(topic_key(o))
+        elif p == SKOS + "broader":
+            broader.setdefault(s, set()).add(o)
+
+    def topics_of(concept: str) -> set[str]:
+        seen, todo, out = set(), [concept], set()
+        while todo:
+            c = todo.pop()
+            if c not in seen:
+                seen.add(c)
+                out |= labels.get(c, set()) & vocab
+                todo.extend(broader.get(c, ()))
+        return out
+
+    by_start = sorted(abstracts.items())
+    used: set[str] = set()
+    scores = []
+    for entry in gold:
+        where = f"{entry.get('file', '?')}#{entry.get('index', '?')}"
+        start = fold(entry["abstract_start"])
+        paper = next((iri for iri, text in by_start if iri not in used and text.startswith(start)), None)
+        want = {topic_key(t) for t in entry["topics"]}
+        got: set[str] = set()
+        if paper is not None:
+            used.add(paper)
+            for concept in subjects.get(paper, ()):
+                got |= topics_of(concept)
+        scores.append(PaperScore(where, paper, tuple(sorted(want & got)), tuple(sorted(want - got)), tuple(sorted(got - want))))
+    return Evaluation(tuple(scores))
+
+
+def report(result: Evaluation, verbose: bool = False) -> str:
+    """The evaluation as text: per-paper misses and extras when verbose, then the micro scores."""
+    lines = []
+    if verbose:
+        for p in result.papers:
+            if p.paper is None:
+                lines.append(f"{p.where}: no paper of the graph has this abstract")
+            elif p.missed or p.extra:
+                lines.append(f"{p.where} {p.paper}")
+                if p.missed:
+                    lines.append("  missed: " + ", ".join(p.missed))
+                if p.extra:
+                    lines.append("  extra:  " + ", ".join(p.extra))
+    if result.unmatched and not verbose:
+        lines.append(f"warning: {len(result.unmatched)} gold abstracts not found in the graph (use -v to list them)")
+    lines.append(f"papers {len(result.papers)}  pairs: {result.tp} found, {result.fn} missed, {result.fp} extra")
+    lines.append(f"precision {result.precision:.3f}  recall {result.recall:.3f}  F1 {result.f1:.3f}")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""Stage 2: link papers to concepts of the scheme, with scores, character-span evidence and proposed methods.
+
+matcher: the phrase extractor; cleanup: markup removal with offset maps; acronyms: definitions in the
+text; salience: which concepts a paper is about; contributions: the methods it proposes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import UsageError
+from ..scheme import Scheme
+from .matcher import DEFAULT_THRESHOLD, PhraseExtractor, _is_acronym, make_matchers, make_nlp  # noqa: F401
+from .records import Extraction, Extractor, Link, Mention, Method
+
+EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
+
+
+def make_extractor(name: str, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> Extractor:
+    """Build the registered extractor `name` for a scheme."""
+    try:
+        factory = EXTRACTORS[name]
+    except KeyError:
+        raise UsageError(f"unknown extractor {name!r} (available: {', '.join(sorted(EXTRACTORS))})") from None
+    return factory(scheme, threshold)
+
+
+def derive_label(abstract: str, scheme: Scheme | None = None) -> str:
+    """A short name for an untitled paper: the method it proposes ('QORA'), else its first words."""
+    from ..ingest import Paper
+    from ..scheme import load
+
+    extractor = PhraseExtractor(scheme or load())
+    return extractor([Paper("x", abstract)])[0].label
+
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "EXTRACTORS",
+    "Extraction",
+    "Extractor",
+    "Link",
+    "Mention",
+    "Method",
+    "PhraseExtractor",
+    "derive_label",
+    "make_extractor",
+    "make_matchers",
+    "make_nlp",
+]

@@ -1,0 +1,290 @@
+"""The phrase extractor: scheme labels matched on case-folded, de-pluralised words, longest match first."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+from typing import Sequence
+
+from ..ingest import Paper
+from ..resources import data_path
+from ..errors import SchemeError
+from ..scheme import KG, Scheme
+from . import acronyms, contributions, salience
+from .cleanup import Cleaned, clean
+from .records import Extraction, Link, Mention, Method
+
+DEFAULT_THRESHOLD = 0.5
+MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
+DATASET = KG + "Dataset"
+
+
+def make_nlp():  # -> spacy.Language
+    """A blank English pipeline (no downloads) whose NORM is the lower-cased word with a plural 's' lemmatised.
+
+    The norm is set once per vocabulary entry (a lexeme attribute), so tokens cost nothing extra.
+    Only words ending in 's' are lemmatised ('models' → 'model', 'processes' → 'process'): verb
+    forms stay apart ('learned' is not 'learning'), as the scoring rule for topics expects.
+    """
+    import spacy
+    from spacy.attrs import NORM
+
+    nlp = spacy.blank("en")
+    table = _lemmas()
+
+    def norm(text: str) -> str:
+        lower = text.lower()
+        return table.get(lower, lower) if lower.endswith("s") and len(lower) > 3 else lower
+
+    nlp.vocab.lex_attr_getters[NORM] = norm
+    for lexeme in nlp.vocab:
+        lexeme.norm_ = norm(lexeme.orth_)
+    return nlp
+
+
+@lru_cache(maxsize=1)
+def _lemmas():  # -> spacy.lookups.Table (keys are hashed: look words up with .get)
+    from spacy.lookups import load_lookups
+
+    return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+
+
+def _is_acronym(label: str) -> bool:
+    """Short labels written mostly in capitals (RL, LLM, GPT-4, LoRA) must match in their exact case."""
+    letters = [c for c in label if c.isalpha()]
+    return bool(letters) and len(label) <= 8 and sum(c.isupper() for c in letters) >= max(2, len(letters) - 1)
+
+
+def _variants(label: str) -> set[str]:
+    """A label with each gap between its words written as a space or a hyphen, and with hyphens dropped.
+
+    "multi-task learning" also matches "multi task learning" and "multitask learning";
+    "reinforcement learning" also matches "reinforcement-learning tasks".
+    """
+    words = label.replace("-", " ").split()
+    out = {label}
+    if "-" in label:
+        out.add(label.replace("-", ""))
+    if 1 < len(words) <= MAX_HYPHEN_WORDS:
+        for seps in product(" -", repeat=len(words) - 1):
+            out.add(words[0] + "".join(sep + word for sep, word in zip(seps, words[1:])))
+    return out
+
+
+def make_matchers(nlp, scheme: Scheme, pattern_nlp=None):  # -> tuple[PhraseMatcher, PhraseMatcher]
+    """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms.
+
+    An exact-case label that names two concepts ("SSL": semi- or self-supervised learning) is left
+    out: it links only where the paper defines it (see acronyms). The label patterns are tokenized
+    by `pattern_nlp` (a second pipeline made by make_nlp): tokenizing ~20,000 label strings with the
+    pipeline that then reads abstracts was measured to make its tokenizer 2.5x slower for good;
+    matching compares hashes, so patterns from a twin pipeline match the same.
+    """
+    from spacy.matcher import PhraseMatcher
+
+    make_doc = (pattern_nlp or nlp).make_doc
+
+    folded = PhraseMatcher(nlp.vocab, attr="NORM")
+    exact = PhraseMatcher(nlp.vocab, attr="ORTH")
+    owners: dict[str, set[str]] = {}
+    for concept in scheme.concepts.values():
+        for label in concept.labels:
+            if label in concept.ambiguous or _is_acronym(label):
+                owners.setdefault(label, set()).add(concept.iri)
+    for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
+        for label in concept.labels:
+            if label in owners:
+                if len(owners[label]) == 1:
+                    forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
+                    exact.add(concept.iri, [make_doc(f) for f in forms])
+            else:
+                folded.add(concept.iri, [make_doc(v) for v in _variants(label)])
+    return folded, exact
+
+
+class CueMatcher:
+    """The salience and contribution cues of kg/patterns/cues.jsonl (spaCy Matcher patterns).
+
+    Patterns made only of LOWER tokens (a word or an IN list) are expanded into phrases for a
+    PhraseMatcher, which is many times faster than the token Matcher; any other pattern runs on
+    the Matcher.
+    """
+
+    def __init__(self, nlp, name: str = "cues.jsonl") -> None:
+        from itertools import product
+
+        from spacy.matcher import Matcher, PhraseMatcher
+
+        self.strings = nlp.vocab.strings
+        self.phrases = PhraseMatcher(nlp.vocab, attr="LOWER")
+        self.matcher = Matcher(nlp.vocab)
+        path = data_path("patterns") / name
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    label, pattern = entry["label"], entry["pattern"]
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise SchemeError(f"{path}:{number}: not a pattern line ({exc}); expected {{\"label\": …, \"pattern\": […]}}") from None
+                words = [_lower_words(token) for token in pattern]
+                if all(w is not None for w in words):
+                    self.phrases.add(label, [nlp.make_doc(" ".join(p)) for p in product(*words)])  # type: ignore[arg-type]
+                else:
+                    self.matcher.add(label, [pattern])
+
+    def __call__(self, doc) -> list[tuple[str, int, int]]:
+        """(label, first token, end token) of every cue in a doc, in text order."""
+        found = [*self.phrases(doc), *(self.matcher(doc) if len(self.matcher) else [])]
+        return sorted((self.strings[m], s, e) for m, s, e in found)
+
+
+def _lower_words(token: dict) -> list[str] | None:
+    """The words a {"LOWER": w} or {"LOWER": {"IN": [...]}} token pattern accepts; None for anything else."""
+    if set(token) != {"LOWER"}:
+        return None
+    value = token["LOWER"]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict) and set(value) == {"IN"}:
+        return [str(v) for v in value["IN"]]
+    return None
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one paper's text yields before corpus statistics are known."""
+
+    paper: Paper
+    cleaned: Cleaned
+    found: tuple[tuple[str, int, int, float], ...]  # concept, start, end (cleaned offsets), weight
+    title_concepts: frozenset[str]
+    methods: tuple[tuple[int, int], ...]
+
+
+class PhraseExtractor:
+    """Dictionary matching with acronyms, markup clean-up, salience scores and proposed methods."""
+
+    def __init__(self, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.scheme = scheme
+        self.threshold = threshold
+        self.nlp = make_nlp()
+        self.folded, self.exact = make_matchers(self.nlp, scheme, make_nlp())
+        self.cues = CueMatcher(self.nlp)
+        self.known = {label for c in scheme.concepts.values() for label in c.labels}
+        # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
+        self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
+        self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
+
+    def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
+        cleaned = [clean(p.abstract) for p in papers]
+        titled = [i for i, p in enumerate(papers) if p.title]
+        title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
+        read = [
+            self._read(paper, c, doc, title_docs.get(i))
+            for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
+        ]
+        df = Counter(concept for r in read for concept in {f[0] for f in r.found if f[3] > salience.PASSING_WEIGHT})
+        return [self._extract(r, df, len(papers)) for r in read]
+
+    def _concept_spans(self, doc) -> list[tuple[str, int, int, bool]]:
+        """(concept, start char, end char, exact-case match) for every label match in a doc."""
+        strings = self.nlp.vocab.strings
+        out = []
+        for matcher, is_exact in ((self.folded, False), (self.exact, True)):
+            for match_id, s, e in matcher(doc):
+                if is_exact and (_in_compound_name(doc, s, e) or (e - s == 1 and doc[s].text in self.ambiguous_words and _sentence_start(doc, s))):
+                    continue
+                out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
+        return out
+
+    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
+        text = cleaned.text
+        spans = self._concept_spans(doc)
+        defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
+        defs = acronyms.definitions(text)
+        for d in defs:
+            # The label must cover the whole long form: "probabilistic neural network (PNN)" is not "neural network".
+            whole = [s for s in spans if s[1] == d.long_start and s[2] == d.long_end]
+            best = whole[0] if whole else None
+            defined.setdefault(d.short.rstrip("s") if d.short[:-1].isupper() else d.short, best[0] if best else None)
+        if defined:
+            # A paper's own definition wins over the scheme's reading of the same acronym.
+            spans = [s for s in spans if not (s[3] and _base(text[s[1] : s[2]]) in defined and defined[_base(text[s[1] : s[2]])] != s[0])]
+            for short, concept in defined.items():
+                if concept is not None:
+                    # The "(RL)" of the definition itself is not a second mention.
+                    own = {d.short_start for d in defs}
+                    spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
+        kept = _longest_first(spans)
+        cue_tokens = self.cues(doc)
+        cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
+        ctx = salience.context(text, cue_chars)
+        found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
+        # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
+        title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
+        starts = {d.short_start: d.long_start for d in defs} if defined else {}
+        concept_shorts = {short for short, concept in defined.items() if concept is not None}
+        methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
+        return _Read(paper, cleaned, found, title, tuple(methods))
+
+    def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:
+        abstract = r.paper.abstract
+        by_concept: dict[str, list[Mention]] = {}
+        for concept, a, b, weight in r.found:
+            start, end = r.cleaned.original(a, b)
+            by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
+        for concept in r.title_concepts:
+            by_concept.setdefault(concept, [])
+        links = []
+        for concept, ms in sorted(by_concept.items()):
+            in_title = concept in r.title_concepts
+            value = salience.score([m.weight for m in ms], in_title, salience.specificity(df[concept], n_papers))
+            is_dataset = concept in self.datasets
+            subject = value >= self.threshold and (in_title or not is_dataset)
+            links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))
+        methods: list[Method] = []
+        for a, b in r.methods:
+            start, end = r.cleaned.original(a, b)
+            name = r.cleaned.text[a:b]
+            if all(m.name != name for m in methods):
+                methods.append(Method(name, start, end, abstract[start:end]))
+        label = methods[0].name if methods else contributions.first_words(abstract)
+        return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _in_compound_name(doc, start: int, end: int) -> bool:
+    """True for an acronym that is only part of a hyphenated name: the MT of 'CMAB-MT', the SF of 'SF-DQN'.
+
+    'LLM-based' and 'RL-driven' still count: the other part is a lower-case word.
+    """
+    before = start >= 2 and doc[start - 1].text == "-" and not doc[start - 2].whitespace_ and not doc[start - 1].whitespace_
+    after = end + 1 < len(doc) and doc[end].text == "-" and not doc[end - 1].whitespace_ and not doc[end].whitespace_
+    return (before and _has_capital(doc[start - 2].text)) or (after and _has_capital(doc[end + 1].text))
+
+
+def _sentence_start(doc, i: int) -> bool:
+    return i == 0 or doc[i - 1].text in (".", "!", "?", ":", ";", "(", '"')
+
+
+def _has_capital(word: str) -> bool:
+    return any(c.isupper() for c in word)
+
+
+def _base(text: str) -> str:
+    return text[:-1] if text.endswith("s") and text[:-1].isupper() else text
+
+
+def _longest_first(spans: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int]]:
+    """Non-overlapping spans, longer ones winning, then earlier ones, then exact-case ones; in text order."""
+    taken: list[tuple[int, int]] = []
+    kept: list[tuple[str, int, int]] = []
+    for concept, a, b, is_exact in sorted(set(spans), key=lambda s: (s[1] - s[2], s[1], not s[3], s[0])):
+        if all(b <= x or a >= y for x, y in taken):
+            taken.append((a, b))
+            kept.append((concept, a, b))
+    return sorted(kept, key=lambda s: (s[1], s[0]))

@@ -1,0 +1,109 @@
+"""How much a paper is about each concept it mentions: where, how often, and how specific the concept is.
+
+Each mention gets a weight from its place (title, opening sentences, a sentence that says what
+the paper does) and its context (a contrast or an example list says the paper is not about it);
+a concept's evidence is its best mention plus half of the others, scaled down for concepts that
+many papers of the build mention, and squashed into a score in [0, 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+PASSING_WEIGHT = 0.25  # a mention after "unlike", "such as", "e.g.", "applications to" …
+FIRST_SENTENCE_BONUS = 1.0
+SECOND_SENTENCE_BONUS = 0.5
+FOCUS_BONUS = 1.0  # a sentence with "we propose / we study / this paper / in this work"
+TITLE_EVIDENCE = 2.0
+LIST_SIZE = 4  # distinct concepts in one sentence that make it an enumeration
+LIST_FACTOR = 0.5
+OTHER_MENTIONS = 0.5  # each further mention adds half its weight
+TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
+PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
+PRIOR_RATE = 0.02  # …mentioning each concept at this rate
+SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
+_CLAUSE_END = re.compile(r"[;:()\[\]]|[.!?](?:\s|$)")
+_LIST_END = re.compile(r"[;:)\]]|[.!?](?:\s|$)|, (?:we|our|which|while|where|whereas|but|and we|this|these|it|they)\b")
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the sentences, the focus sentences and the passing (contrast or example) stretches of a text are."""
+
+    sentence_starts: tuple[int, ...]
+    focus: frozenset[int]  # indexes of sentences that say what the paper does
+    passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
+
+    def sentence(self, offset: int) -> int:
+        """The index of the sentence holding character `offset`."""
+        return bisect_right(self.sentence_starts, offset) - 1
+
+    def in_passing(self, start: int) -> bool:
+        """True when a mention starting at `start` sits in a contrast or example stretch."""
+        return bool(self.passing) and any(a <= start < b for a, b in self.passing)
+
+    def weight(self, start: int) -> float:
+        """The weight of one mention starting at `start`."""
+        if self.in_passing(start):
+            return PASSING_WEIGHT
+        n = self.sentence(start)
+        w = 1.0 + (FIRST_SENTENCE_BONUS if n == 0 else SECOND_SENTENCE_BONUS if n == 1 else 0.0)
+        return w + (FOCUS_BONUS if n in self.focus else 0.0)
+
+    def weights(self, mentions: list[tuple[str, int]]) -> list[float]:
+        """Weights of (concept, start) mentions; a sentence listing many concepts says little about each.
+
+        Outside the opening sentence, a sentence naming LIST_SIZE or more distinct concepts is an
+        enumeration (applications, baselines, settings): its mentions count LIST_FACTOR as much.
+        """
+        per_sentence: dict[int, set[str]] = {}
+        for concept, start in mentions:
+            per_sentence.setdefault(self.sentence(start), set()).add(concept)
+        out = []
+        for concept, start in mentions:
+            n = self.sentence(start)
+            w = self.weight(start)
+            out.append(w * LIST_FACTOR if n > 0 and len(per_sentence[n]) >= LIST_SIZE else w)
+        return out
+
+
+def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
+    """Sentences and cue scopes of a text, from cue matches (label, start char, end char)."""
+    starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
+    ctx = Context(starts, frozenset(), ())
+    focus: set[int] = set()
+    passing: list[tuple[int, int]] = []
+    for label, start, end in cues:
+        if label in ("FOCUS", "PROPOSE"):
+            focus.add(ctx.sentence(start))
+        elif label in ("CONTRAST", "EXAMPLE"):
+            # A contrast ends at the next comma ("unlike X, we …"); an example list runs to the clause end.
+            pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
+            skip = re.match(r"[\s,]*", text[end:]).end()
+            stop = pattern.search(text, end + skip)
+            passing.append((end, stop.start() if stop else len(text)))
+    return Context(starts, frozenset(focus), tuple(passing))
+
+
+_CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
+
+
+def specificity(document_frequency: int, papers: int) -> float:
+    """A factor in [0.5, 1]: 1 for concepts few papers of the build mention, lower for common ones."""
+    rate = (document_frequency + PRIOR_PAPERS * PRIOR_RATE) / (papers + PRIOR_PAPERS)
+    s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
+    return 0.5 + 0.5 * s
+
+
+def score(weights: list[float], in_title: bool, specific: float) -> float:
+    """Salience in [0, 1) from the mention weights of one concept in one paper."""
+    ordered = sorted(weights, reverse=True)
+    evidence = (ordered[0] if ordered else 0.0) + OTHER_MENTIONS * sum(ordered[1:])
+    if in_title:
+        evidence += TITLE_EVIDENCE
+    return round(1 - math.exp(-evidence * specific / TEMPERATURE), 3)

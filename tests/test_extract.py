@@ -1,0 +1,270 @@
+"""Extraction rules on small real sentences (most from ICML 2024 abstracts), with a small fixture scheme."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kg import scheme as scheme_
+from kg.extract import PhraseExtractor
+from kg.extract.acronyms import definitions
+from kg.extract.cleanup import clean
+from kg.ingest import Paper
+
+SCHEME = Path(__file__).parent / "fixtures" / "extract-scheme.ttl"
+KGC = "https://w3id.org/kg/concept/"
+
+
+@pytest.fixture(scope="module")
+def extractor() -> PhraseExtractor:
+    return PhraseExtractor(scheme_.load([SCHEME]))
+
+
+def run(extractor: PhraseExtractor, *abstracts: str, titles: tuple[str | None, ...] = ()):
+    papers = [Paper(f"p{i}", a, titles[i] if i < len(titles) else None) for i, a in enumerate(abstracts)]
+    return extractor(papers)
+
+
+def links(extraction) -> dict[str, object]:
+    return {l.concept.removeprefix(KGC): l for l in extraction.links}
+
+
+def test_every_mention_indexes_the_stored_abstract(extractor):
+    text = "We show a $\\mathcal{O}(1/\\sqrt{K})$ rate for <i>offline</i> reinforcement learning and model\u2010based RL."
+    (ex,) = run(extractor, text)
+    mentions = [m for l in ex.links for m in l.mentions]
+    assert mentions
+    assert all(text[m.start : m.end] == m.exact for m in mentions)
+
+
+def test_case_and_plural_do_not_matter(extractor):
+    (ex,) = run(extractor, "Large Language Models and Diffusion models are studied.")
+    assert {"large-language-model", "diffusion-model"} <= set(links(ex))
+
+
+def test_hyphens_match_as_written_as_spaces_or_dropped(extractor):
+    found = [set(links(e)) for e in run(extractor, "We study multi-task learning.", "We study multi task learning.", "We study multitask learning.")]
+    assert all("multi-task-learning" in f for f in found)
+
+
+def test_longest_match_wins(extractor):
+    (ex,) = run(extractor, "We study offline reinforcement learning from logged data.")
+    assert set(links(ex)) == {"offline-reinforcement-learning"}
+
+
+def test_verb_forms_are_not_lemmatised(extractor):
+    # Only plurals fold: "learned representations" is not "representation learning".
+    (ex,) = run(extractor, "Models learned representations of the data.")
+    assert "representation-learning" not in links(ex)
+
+
+def test_acronym_definition_links_later_uses():
+    sch = scheme_.load([SCHEME])
+    (ex,) = PhraseExtractor(sch)([Paper("p", "In this setting, the Q-function decomposes into successor features (SFs) and a reward mapping. Learning SFs with deep networks is hard.")])
+    sf = links(ex)["successor-features"]
+    assert [m.exact for m in sf.mentions] == ["successor features", "SFs"]
+
+
+def test_schwartz_hearst_finds_the_long_form():
+    text = "We propose Conformalized Amortized Neural Variational Inference (CANVI), a procedure."
+    (d,) = definitions(text)
+    assert (d.short, text[d.long_start : d.long_end]) == ("CANVI", "Conformalized Amortized Neural Variational Inference")
+
+
+def test_an_acronym_defined_as_something_else_is_not_linked(extractor):
+    (ex,) = run(extractor, "We study robust learning (RL) of features. Our RL method is simple.")
+    assert "reinforcement-learning" not in links(ex)
+
+
+def test_ambiguous_acronym_needs_exact_case(extractor):
+    (lower,) = run(extractor, "The rl of this model is small.")
+    (upper,) = run(extractor, "Deep RL agents learn from rewards.")
+    assert "reinforcement-learning" not in links(lower)
+    assert "reinforcement-learning" in links(upper)
+
+
+def test_acronym_inside_a_hyphenated_name_is_not_a_mention(extractor):
+    (ex,) = run(extractor, "We introduce a framework with probabilistically triggering arms (CMAB-MT).")
+    assert "machine-translation" not in links(ex)
+
+
+def test_cleanup_keeps_offsets_true():
+    text = "A \\emph{diffusion} model with <b>k</b>-means and $\\ell_1$ and *QORA* &amp; caf\u00e9 \u2014 done."
+    c = clean(text)
+    assert "diffusion model" in c.text and "QORA" in c.text and "k-means" in c.text and "&" in c.text
+    i = c.text.index("QORA")
+    start, end = c.original(i, i + 4)
+    assert text[start:end] == "QORA"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["$x^2$", "<i>", "</i>", "*", "**", "\\emph{", "}", "\u2010", "\u00a0", "&amp;", "~", " ", "word", "RL"]), max_size=30))
+def test_cleanup_maps_every_word_back_to_itself(pieces):
+    text = " ".join(pieces)
+    c = clean(text)
+    for word in ("word", "RL"):
+        at = c.text.find(word)
+        while at != -1:
+            start, end = c.original(at, at + len(word))
+            assert text[start:end] == word
+            at = c.text.find(word, at + 1)
+
+
+def test_contrast_is_not_a_subject(extractor):
+    (ex,) = run(extractor, "Unlike diffusion models, we propose a generative adversarial network for fast sampling.")
+    got = links(ex)
+    assert not got["diffusion-model"].subject
+    assert got["generative-adversarial-network"].subject
+
+
+def test_applications_listed_in_passing_are_not_subjects(extractor):
+    (ex,) = run(
+        extractor,
+        "We study offline reinforcement learning with learned models. Offline reinforcement learning is hard. "
+        "It has applications such as robotics and machine translation.",
+    )
+    got = links(ex)
+    assert got["offline-reinforcement-learning"].subject
+    assert not got["robotics"].subject and not got["machine-translation"].subject
+
+
+def test_title_and_opening_raise_the_score(extractor):
+    text = "Agents need data. Our method uses transfer learning between tasks."
+    plain, titled = run(extractor, text, text, titles=(None, "Transfer learning for agents"))
+    assert links(titled)["transfer-learning"].score > links(plain)["transfer-learning"].score
+    (opening,) = run(extractor, "Transfer learning helps agents. Our method uses data between tasks.")
+    assert links(opening)["transfer-learning"].score > links(plain)["transfer-learning"].score
+
+
+def test_concepts_every_paper_mentions_are_less_specific(extractor):
+    rare = "Agents need data. We rely on robotics tools here."
+    common = [f"Paper {i} uses robotics tools." for i in range(60)]
+    alone = run(extractor, rare)[0]
+    crowded = run(extractor, rare, *common)[0]
+    assert links(crowded)["robotics"].score < links(alone)["robotics"].score
+
+
+def test_threshold_decides_subjects():
+    sch = scheme_.load([SCHEME])
+    text = "Diffusion models generate images."
+    low = PhraseExtractor(sch, threshold=0.1)([Paper("p", text)])[0]
+    high = PhraseExtractor(sch, threshold=0.99)([Paper("p", text)])[0]
+    assert links(low)["diffusion-model"].subject and not links(high)["diffusion-model"].subject
+    assert links(high)["diffusion-model"].mentions  # the mention stays, with its score
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("To address this, we introduce *QORA*, an algorithm that constructs models.", "QORA"),
+        ("In this paper, we propose a robust and accurate camouflage generation method, namely RAUCA.", "RAUCA"),
+        ("We propose Conformalized Amortized Neural Variational Inference (CANVI), a procedure that is scalable.", "CANVI"),
+        ("This paper presents FedType, a simple yet pioneering framework.", "FedType"),
+        ("To this end, we introduce RL-CFR, a novel reinforcement learning (RL) approach.", "RL-CFR"),
+    ],
+)
+def test_proposed_methods_are_named(extractor, text, name):
+    (ex,) = run(extractor, text)
+    assert [m.name for m in ex.methods] == [name]
+    m = ex.methods[0]
+    assert text[m.start : m.end] == m.exact
+    assert ex.label == name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We propose a method for bounding the causal effect with instrumental variables (IVs) under weak confounding.",
+        "We propose a new RL algorithm for games.",
+        "We present an analysis of LLM training.",
+    ],
+)
+def test_no_method_without_a_coined_name(extractor, text):
+    (ex,) = run(extractor, text)
+    assert ex.methods == ()
+    assert not ex.label.isupper()
+
+
+def test_datasets_are_evaluated_on_not_subjects(extractor):
+    (ex,) = run(extractor, "ImageNet results. We train diffusion models and report results on ImageNet and ImageNet again.")
+    imagenet = links(ex)["imagenet"]
+    assert imagenet.dataset and not imagenet.subject
+
+
+def test_methods_and_datasets_in_rdf(tmp_path: Path):
+    import json
+
+    import kg
+
+    papers = tmp_path / "p.jsonl"
+    papers.write_text(json.dumps({"id": "q", "abstract": "We introduce *QORA*, an algorithm for offline reinforcement learning. Results on ImageNet."}) + "\n")
+    import pyoxigraph as ox
+
+    from kg.rdf import read_triples
+
+    built = kg.build([papers], schemes=[SCHEME], default_scheme=False)
+    store = ox.Store()
+    store.extend(ox.Quad(t.subject, t.predicate, t.object) for t in read_triples(kg.write(built, tmp_path / "g.ttl")))
+    rows = list(store.query(
+        """PREFIX kg: <https://w3id.org/kg/ontology#> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+        PREFIX oa: <http://www.w3.org/ns/oa#>
+        SELECT ?label ?exact ?data ?paperLabel WHERE {
+          ?p kg:proposes ?m ; kg:evaluatesOn ?data ; rdfs:label ?paperLabel . ?m a kg:Method ; rdfs:label ?label .
+          ?a oa:hasBody ?m ; oa:hasTarget/oa:hasSelector/oa:exact ?exact }"""
+    ))
+    assert [(r[0].value, r[1].value, r[2].value.rsplit("/", 1)[-1], r[3].value) for r in rows] == [("QORA", "QORA", "imagenet", "QORA")]
+
+
+def test_an_acronym_of_two_concepts_links_only_where_defined(extractor):
+    (bare,) = run(extractor, "Recent SSL methods learn from unlabeled images.")
+    (defined,) = run(extractor, "We study self-supervised learning (SSL). Recent SSL methods learn from unlabeled images.")
+    assert not {"semi-supervised-learning", "self-supervised-learning"} & set(links(bare))
+    assert [m.exact for m in links(defined)["self-supervised-learning"].mentions] == ["self-supervised learning", "SSL"]
+    assert "semi-supervised-learning" not in links(defined)
+
+
+def test_an_ambiguous_word_at_a_sentence_start_is_not_a_mention(extractor):
+    (start,) = run(extractor, "Adult patients were enrolled. We test on the Adult census data.")
+    assert [m.exact for m in links(start)["adult"].mentions] == ["Adult"]
+    assert links(start)["adult"].mentions[0].start > 20
+
+
+def test_longest_match_wins_in_the_title_too(extractor):
+    (ex,) = run(extractor, "We study learning from logged data.", titles=("Conservative offline RL",))
+    assert links(ex)["offline-reinforcement-learning"].subject
+    assert "reinforcement-learning" not in links(ex)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We propose and analyze the first optimal design-based algorithms for PSI.",
+        "We present a modification of SMART that combines two learners.",
+        "We introduce a novel framework of combinatorial multi-armed bandits (CMAB) with triggering arms.",
+    ],
+)
+def test_a_name_after_for_or_of_is_not_the_proposal(extractor, text):
+    (ex,) = run(extractor, text)
+    assert ex.methods == ()
+
+
+def test_latex_links_keep_their_text_once(extractor):
+    text = "To this end, we propose the \\hyperlink{PSIPS}{PSIPS} algorithm that deals with it."
+    assert text.count("\\") == 1
+    (ex,) = run(extractor, text)
+    assert [m.name for m in ex.methods] == ["PSIPS"]
+
+
+def test_named_after_called_and_we_first_develop(extractor):
+    (called,) = run(extractor, "We introduce a new family of distances parameterized by $k \\ge 0$, called $k$-RPW that is based on transport.")
+    (first,) = run(extractor, "We first develop MoMo, a **Mo**mentum **Mo**del based adaptive learning rate.")
+    assert [m.exact for m in called.methods] == ["$k$-RPW"]
+    assert [m.name for m in first.methods] == ["MoMo"]
+
+
+def test_a_hyphen_in_the_text_matches_a_space_in_the_label(extractor):
+    (ex,) = run(extractor, "Neural networks succeed in various reinforcement-learning tasks.")
+    assert [m.exact for m in links(ex)["reinforcement-learning"].mentions] == ["reinforcement-learning"]
