@@ -12,6 +12,8 @@ import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 PASSING_WEIGHT = 0.25  # a mention after "unlike", "such as", "e.g.", "applications to" …
 FIRST_SENTENCE_BONUS = 1.0
@@ -24,7 +26,7 @@ LIST_FACTOR = 0.5
 OTHER_MENTIONS = 0.5  # each further mention adds half its weight
 TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
 PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
-PRIOR_RATE = 0.02  # …mentioning each concept at this rate
+PRIOR_RATE = 0.02  # …mentioning each concept at this rate (or at its rate in the reference corpus)
 SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
@@ -121,9 +123,13 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
 
 
-def specificity(document_frequency: int, papers: int) -> float:
-    """A factor in [0.5, 1]: 1 for concepts few papers of the build mention, lower for common ones."""
-    rate = (document_frequency + PRIOR_PAPERS * PRIOR_RATE) / (papers + PRIOR_PAPERS)
+def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
+    """A factor in [0.5, 1]: 1 for concepts few papers mention, lower for common ones.
+
+    The build's own counts are smoothed towards `prior_rate` (the concept's rate in a reference
+    corpus, see corpus_rates), so a small build knows that "optimization" is common too.
+    """
+    rate = (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
     s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
     return 0.5 + 0.5 * s
 
@@ -135,3 +141,15 @@ def score(weights: list[float], in_title: bool, specific: float) -> float:
     if in_title:
         evidence += TITLE_EVIDENCE
     return round(1 - math.exp(-evidence * specific / TEMPERATURE), 3)
+
+
+@lru_cache(maxsize=4)
+def corpus_rates(path: Path) -> dict[str, float]:
+    """Concept IRI → share of the reference corpus's abstracts that mention it (bench/corpus_rates.py writes it)."""
+    rates: dict[str, float] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line and not line.startswith("#"):
+                iri, _, rate = line.split("\t")
+                rates[iri] = float(rate)
+    return rates
