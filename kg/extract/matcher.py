@@ -179,6 +179,7 @@ class PhraseExtractor:
         # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
+        self.rates = salience.corpus_rates(data_path("patterns") / "concept-rates.tsv")
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         cleaned = [clean(p.abstract) for p in papers]
@@ -220,11 +221,11 @@ class PhraseExtractor:
                     # The "(RL)" of the definition itself is not a second mention.
                     own = {d.short_start for d in defs}
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
-        kept = _longest_first(spans)
+        kept = _same_item_once(_longest_first(spans), text)
         cue_tokens = self.cues(doc)
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights([(c, a) for c, a, _ in kept])))
+        found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
@@ -243,7 +244,7 @@ class PhraseExtractor:
         links = []
         for concept, ms in sorted(by_concept.items()):
             in_title = concept in r.title_concepts
-            value = salience.score([m.weight for m in ms], in_title, salience.specificity(df[concept], n_papers))
+            value = salience.score([m.weight for m in ms], in_title, salience.specificity(df[concept], n_papers, self.rates.get(concept, salience.PRIOR_RATE)))
             is_dataset = concept in self.datasets
             subject = value >= self.threshold and (in_title or not is_dataset)
             links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))
@@ -277,6 +278,17 @@ def _has_capital(word: str) -> bool:
 
 def _base(text: str) -> str:
     return text[:-1] if text.endswith("s") and text[:-1].isupper() else text
+
+
+def _same_item_once(kept: list[tuple[str, int, int]], text: str) -> list[tuple[str, int, int]]:
+    """Drop the short form of a definition: "federated learning (FL)" is one mention, not two."""
+    out: list[tuple[str, int, int]] = []
+    for span in kept:
+        prev = out[-1] if out else None
+        if prev is not None and prev[0] == span[0] and text[prev[2] : span[1]].strip() == "(" and text[span[2] : span[2] + 1] == ")":
+            continue
+        out.append(span)
+    return out
 
 
 def _longest_first(spans: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int]]:

@@ -12,18 +12,21 @@ import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 PASSING_WEIGHT = 0.25  # a mention after "unlike", "such as", "e.g.", "applications to" …
 FIRST_SENTENCE_BONUS = 1.0
 SECOND_SENTENCE_BONUS = 0.5
 FOCUS_BONUS = 1.0  # a sentence with "we propose / we study / this paper / in this work"
 TITLE_EVIDENCE = 2.0
-LIST_SIZE = 4  # distinct concepts in one sentence that make it an enumeration
+LIST_SIZE = 3  # distinct concepts coordinated by commas / "and" that make an enumeration
+CROWDED_SIZE = 4  # distinct concepts in one sentence that make it a survey of the field
 LIST_FACTOR = 0.5
 OTHER_MENTIONS = 0.5  # each further mention adds half its weight
 TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
 PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
-PRIOR_RATE = 0.02  # …mentioning each concept at this rate
+PRIOR_RATE = 0.02  # …mentioning each concept at this rate (or at its rate in the reference corpus)
 SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
@@ -55,21 +58,48 @@ class Context:
         w = 1.0 + (FIRST_SENTENCE_BONUS if n == 0 else SECOND_SENTENCE_BONUS if n == 1 else 0.0)
         return w + (FOCUS_BONUS if n in self.focus else 0.0)
 
-    def weights(self, mentions: list[tuple[str, int]]) -> list[float]:
-        """Weights of (concept, start) mentions; a sentence listing many concepts says little about each.
+    def weights(self, mentions: list[tuple[str, int, int]], text: str) -> list[float]:
+        """Weights of (concept, start, end) mentions; an enumeration says little about each item.
 
-        Outside the opening sentence, a sentence naming LIST_SIZE or more distinct concepts is an
-        enumeration (applications, baselines, settings): its mentions count LIST_FACTOR as much.
+        Outside the opening sentence, LIST_SIZE or more mentions coordinated only by commas, "and",
+        "or" (and parenthesised acronyms: "Pretraining, Supervised Fine-Tuning (SFT), and RLHF") form an
+        enumeration of phases, baselines or settings: their mentions count LIST_FACTOR as much; so do
+        the mentions of a sentence naming CROWDED_SIZE or more concepts, unless it says what the paper
+        does ("we propose X, which consists of A, B and C": the parts of the contribution).
         """
+        listed = _enumerated(mentions, text)
         per_sentence: dict[int, set[str]] = {}
-        for concept, start in mentions:
+        for concept, start, _ in mentions:
             per_sentence.setdefault(self.sentence(start), set()).add(concept)
         out = []
-        for concept, start in mentions:
+        for i, (_, start, _) in enumerate(mentions):
             n = self.sentence(start)
+            crowded = len(per_sentence[n]) >= CROWDED_SIZE and n not in self.focus
             w = self.weight(start)
-            out.append(w * LIST_FACTOR if n > 0 and len(per_sentence[n]) >= LIST_SIZE else w)
+            out.append(w * LIST_FACTOR if n > 0 and (i in listed or crowded) else w)
         return out
+
+
+def _enumerated(mentions: list[tuple[str, int, int]], text: str) -> set[int]:
+    """Indexes of mentions (in text order) that are items of a coordinated list of LIST_SIZE or more."""
+    out: set[int] = set()
+    run = [0] if mentions else []
+    for i in range(1, len(mentions) + 1):
+        gap = text[mentions[i - 1][2] : mentions[i][1]] if i < len(mentions) else ""
+        # "Supervised Fine-Tuning (SFT)": the acronym in parentheses is the same item.
+        same = i < len(mentions) and mentions[i][0] == mentions[i - 1][0] and gap.strip() == "("
+        joined = i < len(mentions) and (same or _LIST_GAP.fullmatch(gap) is not None)
+        if joined:
+            run.append(i)
+            continue
+        if len({mentions[j][0] for j in run}) >= LIST_SIZE:
+            out.update(run)
+        run = [i]
+    return out
+
+
+# What may stand between two items of a list: a comma or a conjunction, a short parenthesis, a few words.
+_LIST_GAP = re.compile(r"\)?(?:\s*\([^()]{1,20}\))?(?:\s*,)?\s*(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
 
 
 def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
@@ -93,9 +123,13 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
 
 
-def specificity(document_frequency: int, papers: int) -> float:
-    """A factor in [0.5, 1]: 1 for concepts few papers of the build mention, lower for common ones."""
-    rate = (document_frequency + PRIOR_PAPERS * PRIOR_RATE) / (papers + PRIOR_PAPERS)
+def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
+    """A factor in [0.5, 1]: 1 for concepts few papers mention, lower for common ones.
+
+    The build's own counts are smoothed towards `prior_rate` (the concept's rate in a reference
+    corpus, see corpus_rates), so a small build knows that "optimization" is common too.
+    """
+    rate = (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
     s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
     return 0.5 + 0.5 * s
 
@@ -107,3 +141,15 @@ def score(weights: list[float], in_title: bool, specific: float) -> float:
     if in_title:
         evidence += TITLE_EVIDENCE
     return round(1 - math.exp(-evidence * specific / TEMPERATURE), 3)
+
+
+@lru_cache(maxsize=4)
+def corpus_rates(path: Path) -> dict[str, float]:
+    """Concept IRI → share of the reference corpus's abstracts that mention it (bench/corpus_rates.py writes it)."""
+    rates: dict[str, float] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line and not line.startswith("#"):
+                iri, _, rate = line.split("\t")
+                rates[iri] = float(rate)
+    return rates
