@@ -356,3 +356,20 @@ def test_a_paper_gets_the_same_subjects_in_a_small_and_a_large_build():
     alone = {l.concept for l in ex([paper])[0].links if l.subject}
     crowd = {l.concept for l in ex([paper, *others])[0].links if l.subject}
     assert alone == crowd and KGC + "stochastic-nonconvex-optimization" in alone
+
+
+def test_citations_do_not_end_an_example_list():
+    """From a real abstract: SAM (a topic model) named after "such as" with citations is in passing."""
+    from kg.extract import salience
+
+    text = ("This paper introduces a new topic model, as opposed to previous topic models such as "
+            "PLSA (Hofmann, 1999), LDA (Blei et al., 2003) or SAM (Reisinger et al., 2010). We propose a class.")
+    cue = text.index("such as")
+    ctx = salience.context(text, [("EXAMPLE", cue, cue + len("such as"))])
+    assert ctx.in_passing(text.index("SAM")) and ctx.in_passing(text.index("LDA"))
+    assert not ctx.in_passing(text.index("We propose"))
+
+
+def test_i_e_restates_and_does_not_list(extractor):
+    (ex,) = run(extractor, "Agents need data. We need better methods, i.e., transfer learning between tasks.")
+    assert links(ex)["transfer-learning"].mentions[0].weight == 1.5  # second sentence, not 0.25 in passing

@@ -118,12 +118,24 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             # A contrast ends at the next comma ("unlike X, we …"); an example list runs to the clause end.
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = re.match(r"[\s,]*", text[end:]).end()
-            stop = pattern.search(text, end + skip)
-            passing.append((end, stop.start() if stop else len(text)))
+            passing.append((end, _stretch_end(text, end + skip, pattern)))
     return Context(starts, frozenset(focus), tuple(passing))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
+
+
+def _stretch_end(text: str, start: int, pattern: re.Pattern[str]) -> int:
+    """Where a cue's stretch from `start` ends: the first `pattern` match outside parentheses it opened.
+
+    "such as PLSA (Hofmann, 1999), LDA (Blei et al., 2003) or SAM" is one list: the comma and the
+    ")" inside a citation do not end it.
+    """
+    for stop in pattern.finditer(text, start):
+        inside = text.count("(", start, stop.start()) - text.count(")", start, stop.start())
+        if inside <= 0 or text[stop.start()] in ".!?;":
+            return stop.start()
+    return len(text)
 
 
 def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
