@@ -92,11 +92,25 @@ def _register_components() -> None:
         def __init__(self) -> None:
             self.table = load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
 
+            self.cache: dict[int, int] = {}  # orth hash -> norm hash, filled as words are met
+
         def __call__(self, doc):
-            table = self.table
-            for token in doc:
-                lower = token.lower_
-                token.norm_ = table.get(lower, lower)
+            # Speed (scale): one dict look-up per token on integer hashes and one vectorized
+            # write, instead of a Python Token object and a string store round trip per token.
+            if not len(doc):
+                return doc
+            import numpy
+            from spacy.attrs import NORM, ORTH
+
+            cache, table, strings = self.cache, self.table, doc.vocab.strings
+            norms = []
+            for orth in doc.to_array(ORTH).tolist():
+                norm = cache.get(orth)
+                if norm is None:
+                    lower = strings[orth].lower()
+                    norm = cache[orth] = strings.add(table.get(lower, lower))
+                norms.append(norm)
+            doc.from_array([NORM], numpy.array(norms, dtype="uint64").reshape(-1, 1))
             return doc
 
     Language.factory("kg_lemma_norm")(lambda nlp, name: LemmaNorm())

@@ -132,7 +132,9 @@ def _read_json(path: Path, text: str) -> Iterator[Paper | InputError]:
 
 
 def _read_jsonl(path: Path, text: str) -> Iterator[Paper | InputError]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: str.splitlines() also breaks at U+2028, U+0085 and other
+    # separators that JSON allows raw inside strings (the ml-abstracts corpus has them).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
