@@ -1,0 +1,93 @@
+"""The kg command through click's runner: exit codes, messages, files written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rdflib import Graph
+
+from kg.cli import cli
+
+from .conftest import FIXTURES
+
+TINY = ["--scheme", str(FIXTURES / "tiny-scheme.ttl"), "--no-default-scheme"]
+
+
+@pytest.fixture()
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)
+    return CliRunner()
+
+
+def test_build_without_inputs_writes_sample_graph_and_html(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["build"])
+    assert result.exit_code == 0, result.output
+    ttl, html = Path("graphs/icml2024.ttl"), Path("graphs/icml2024.html")
+    assert ttl.stat().st_size > 10_000 and html.stat().st_size > 10_000
+    assert "38 papers" in result.output and "top concepts:" in result.output
+    assert len(Graph().parse(ttl, format="turtle")) > 1000
+
+
+def test_build_inputs_to_named_output(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "out/tiny.ttl", "--no-render", *TINY])
+    assert result.exit_code == 0, result.output
+    assert "3 papers" in result.output
+    assert Path("out/tiny.ttl").exists() and not Path("out/tiny.html").exists()
+
+
+def test_build_default_output_is_named_after_first_input(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["build", str(FIXTURES / "tiny.csv"), "--no-render", *TINY])
+    assert result.exit_code == 0, result.output
+    assert Path("graphs/tiny.ttl").exists()
+
+
+def test_missing_input_is_one_clean_line(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["build", "nope.jsonl"])
+    assert result.exit_code == 1
+    assert result.output == "Error: nope.jsonl: no such file\n"
+    assert not Path("graphs").exists()
+
+
+def test_unknown_input_format_lists_known_ones(runner: CliRunner) -> None:
+    Path("papers.xlsx").write_text("x")
+    result = runner.invoke(cli, ["build", "papers.xlsx"])
+    assert result.exit_code == 1
+    assert "papers.xlsx: unknown input format '.xlsx' (known: .csv, .json, .jsonl, .ndjson, .txt)" in result.output
+
+
+def test_bad_base_is_rejected_before_any_work(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["build", "nope.jsonl", "--base", "relative/"])
+    assert result.exit_code == 1
+    assert "base IRI 'relative/' must be an absolute IRI" in result.output
+
+
+@pytest.mark.parametrize(("fmt", "parser"), [("nt", "nt"), ("jsonld", "json-ld"), ("xml", "xml"), ("ttl", "turtle")])
+def test_export_formats_parse_back(runner: CliRunner, fmt: str, parser: str) -> None:
+    assert runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "g.ttl", "--no-render", *TINY]).exit_code == 0
+    result = runner.invoke(cli, ["export", "g.ttl", "--format", fmt, "-o", f"g.{fmt}"])
+    assert result.exit_code == 0, result.output
+    assert len(Graph().parse(f"g.{fmt}", format=parser)) == len(Graph().parse("g.ttl", format="turtle"))
+
+
+def test_export_to_stdout_and_unknown_format(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "g.ttl", "--no-render", *TINY]).exit_code == 0
+    result = runner.invoke(cli, ["export", "g.ttl", "--format", "nt"])
+    assert result.exit_code == 0 and "<https://w3id.org/kg/paper/p1>" in result.output
+    result = runner.invoke(cli, ["export", "g.ttl", "--format", "docx"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: unknown RDF format 'docx' (available: ttl, nt")
+
+
+def test_export_of_a_missing_graph_says_how_to_make_one(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["export", "graphs/none.ttl"])
+    assert result.exit_code == 1
+    assert "graphs/none.ttl: no such graph file; run 'kg build' first" in result.output
+
+
+def test_render_writes_html_beside_graph(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "g.ttl", "--no-render", *TINY]).exit_code == 0
+    result = runner.invoke(cli, ["render", "g.ttl"])
+    assert result.exit_code == 0, result.output
+    assert "<html" in Path("g.html").read_text(encoding="utf-8").lower()
