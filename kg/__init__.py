@@ -12,6 +12,7 @@ from .errors import InputError, KgError, QueryError, SchemeError, UsageError  # 
 from .export import export  # noqa: E402
 from .rdf import load  # noqa: E402
 from .render import render  # noqa: E402
+from .update import Updated, update  # noqa: E402
 
 __all__ = [
     "Built",
@@ -20,10 +21,12 @@ __all__ = [
     "QueryError",
     "SchemeError",
     "UsageError",
+    "Updated",
     "build",
     "export",
     "load",
     "render",
+    "update",
     "write",
     "__version__",
 ]

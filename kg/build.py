@@ -10,6 +10,7 @@ from typing import Iterable, Iterator, Sequence
 from . import extract, ingest, rdf
 from . import scheme as scheme_
 from .atomic import atomic_write
+from .errors import UsageError
 from .resources import data_path
 
 SAMPLE_NAME = "icml2024"
@@ -56,15 +57,25 @@ def build(
     threshold: float = extract.DEFAULT_THRESHOLD,
     base: str = rdf.DEFAULT_BASE,
     skip_bad: bool = False,
+    jobs: int = 1,
+    progress: bool = False,
 ) -> Built:
-    """Read inputs (the bundled sample when None), extract concept links, and return the graph."""
+    """Read inputs (the bundled sample when None), extract concept links, and return the graph.
+
+    `jobs` worker processes share the extraction (same output for any number); `progress` shows a
+    bar on stderr.
+    """
+    from . import parallel
+
     ns = rdf.Namespaces(base)  # validate options before any work
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     run = extract.make_extractor(extractor, scheme, threshold)
     got = ingest.read(paths, skip_bad=skip_bad)
-    extractions = run(got.papers)
+    extractions = parallel.extract(run, got.papers, jobs=jobs, progress=progress)
     return Built(got.papers, tuple(extractions), scheme, got.problems, tuple(p.name for p in paths), ns)
 
 

@@ -41,8 +41,14 @@ class Ingested:
     problems: tuple[str, ...] = field(default=())
 
 
+# The characters of _SPACE that str.split() does not already treat as white space.
+_NOT_SPLIT = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200b\ufeff]")
+
+
 def fold(text: str) -> str:
     """Fold white space and control characters into single spaces."""
+    if _NOT_SPLIT.search(text) is None:
+        return " ".join(text.split())  # the same result, twice as fast (str.split uses str.isspace, like \s)
     return _SPACE.sub(" ", text).strip()
 
 
@@ -169,15 +175,15 @@ def _record(record: Any, where: str) -> Paper | InputError:
     if not isinstance(record, dict):
         return InputError(f"{where}: expected an object with 'abstract', got {type(record).__name__}")
     abstract = record.get("abstract")
-    if not isinstance(abstract, str) or not fold(abstract):
+    abstract = fold(abstract) if isinstance(abstract, str) else ""
+    if not abstract:
         return InputError(f"{where}: the record has no abstract")
-    abstract = fold(abstract)
     if len(abstract) > MAX_ABSTRACT:
         return InputError(f"{where}: abstract of {len(abstract):,} characters is longer than {MAX_ABSTRACT:,}")
     raw_id = record.get("id")
     paper_id = fold(str(raw_id)) if raw_id not in (None, "") else content_id(abstract)
     title = record.get("title")
-    title = fold(title) if isinstance(title, str) and fold(title) else None
+    title = (fold(title) or None) if isinstance(title, str) else None
     year = record.get("year")
     try:
         year = int(year) if year not in (None, "") else None

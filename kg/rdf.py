@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Sequence
 from urllib.parse import quote
@@ -79,6 +80,7 @@ class Namespaces:
         return f"{self.base}paper/{slug(paper_id)}"
 
 
+@lru_cache(maxsize=1 << 16)  # authors and venues repeat across papers
 def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
@@ -105,18 +107,40 @@ def triples(
     inputs: Sequence[str] = (),
 ) -> Iterator:
     """Every triple of a built graph, in a fixed order: scheme, provenance, then paper by paper."""
+    yield from scheme.triples
+    build = build_node(papers, ns)
+    yield from provenance(build, papers, scheme, ns=ns, inputs=inputs)
+    yield from paper_triples(papers, extractions, build, ns=ns)
+
+
+def build_node(papers: Sequence[Paper], ns: Namespaces = Namespaces()):  # -> pyoxigraph.NamedNode
+    """The prov:Activity of a build: named by a hash of the ids of the papers it made."""
     import pyoxigraph as ox
 
-    N, L = ox.NamedNode, ox.Literal
-    T = ox.Triple
+    return ox.NamedNode(ns.base + "build/" + hashlib.sha256("\n".join(p.id for p in papers).encode()).hexdigest()[:16])
+
+
+def provenance(
+    build,
+    papers: Sequence[Paper],
+    scheme: Scheme,
+    *,
+    ns: Namespaces = Namespaces(),
+    inputs: Sequence[str] = (),
+    informed_by: Sequence[str] = (),
+) -> Iterator:
+    """The triples describing one build (or update) activity and the kg software agent."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    yield from scheme.triples
-    build = N(ns.base + "build/" + hashlib.sha256("\n".join(p.id for p in papers).encode()).hexdigest()[:16])
     agent = N(ns.base + "agent/kg-" + slug(__version__))
     yield T(build, a, N(PROV + "Activity"))
     yield T(build, N(RDFS + "label"), L(f"kg build of {len(papers)} papers"))
     yield T(build, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
     yield T(build, N(PROV + "wasAssociatedWith"), agent)
+    for earlier in informed_by:
+        yield T(build, N(PROV + "wasInformedBy"), N(earlier))
     for name in inputs:
         yield T(build, N(KG + "inputName"), L(name))
     for version in scheme.versions:
@@ -126,67 +150,104 @@ def triples(
     yield T(agent, a, N(PROV + "SoftwareAgent"))
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
-    venues: set[str] = set()
-    authors: set[str] = set()
+
+
+def paper_triples(
+    papers: Sequence[Paper],
+    extractions: Sequence[Extraction],
+    build,
+    *,
+    ns: Namespaces = Namespaces(),
+    authors: set[str] | None = None,
+    venues: set[str] | None = None,
+) -> Iterator:
+    """The triples of each paper in order; authors and venues already in `authors`/`venues` are not described again."""
+    authors = set() if authors is None else authors
+    venues = set() if venues is None else venues
+    terms = _terms()
     for paper, extraction in zip(papers, extractions, strict=True):
-        yield from _paper(paper, extraction, ns, build, venues, authors)
+        yield from _paper(paper, extraction, ns, build, venues, authors, terms)
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str], authors: set[str]) -> Iterator:
+@lru_cache(maxsize=1)
+def _terms() -> dict:
+    """Predicates, classes and datatypes made once: building a NamedNode per triple was a third of RDF time."""
+    import pyoxigraph as ox
+
+    N = ox.NamedNode
+    names = {
+        "a": RDF + "type", "ResearchPaper": FABIO + "ResearchPaper", "identifier": DCTERMS + "identifier",
+        "title": DCTERMS + "title", "label": RDFS + "label", "abstract": DCTERMS + "abstract",
+        "creator": DCTERMS + "creator", "isPartOf": DCTERMS + "isPartOf", "year": FABIO + "hasPublicationYear",
+        "gYear": XSD + "gYear", "generatedBy": PROV + "wasGeneratedBy", "subject": DCTERMS + "subject",
+        "Person": FOAF + "Person", "name": FOAF + "name", "Proceedings": FABIO + "ConferenceProceedings",
+        "decimal": XSD + "decimal", "Annotation": OA + "Annotation", "hasBody": OA + "hasBody",
+        "hasTarget": OA + "hasTarget", "score": KG + "score", "SpecificResource": OA + "SpecificResource",
+        "hasSource": OA + "hasSource", "hasSelector": OA + "hasSelector",
+        "PositionSelector": OA + "TextPositionSelector", "start": OA + "start", "end": OA + "end",
+        "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
+        "exact": OA + "exact",
+    }
+    return {key: N(iri) for key, iri in names.items()}
+
+
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
-    a = N(RDF + "type")
+    a = t["a"]
     p = N(ns.paper(paper.id))
-    yield T(p, a, N(FABIO + "ResearchPaper"))
-    yield T(p, N(DCTERMS + "identifier"), L(paper.id))
+    yield T(p, a, t["ResearchPaper"])
+    yield T(p, t["identifier"], L(paper.id))
     if paper.title:
-        yield T(p, N(DCTERMS + "title"), L(paper.title))
-    yield T(p, N(RDFS + "label"), L(paper.title or ex.label))
-    yield T(p, N(DCTERMS + "abstract"), L(paper.abstract))
+        yield T(p, t["title"], L(paper.title))
+    yield T(p, t["label"], L(paper.title or ex.label))
+    yield T(p, t["abstract"], L(paper.abstract))
     creators = [N(f"{ns.base}author/{slug(name)}") for name in paper.authors]
     for creator in creators:
-        yield T(p, N(DCTERMS + "creator"), creator)
+        yield T(p, t["creator"], creator)
     venue = N(f"{ns.base}venue/{slug(paper.venue)}") if paper.venue else None
     if venue is not None:
-        yield T(p, N(DCTERMS + "isPartOf"), venue)
+        yield T(p, t["isPartOf"], venue)
     if paper.year is not None:
-        yield T(p, N(FABIO + "hasPublicationYear"), L(f"{paper.year:04d}", datatype=N(XSD + "gYear")))
-    yield T(p, N(PROV + "wasGeneratedBy"), build)
+        yield T(p, t["year"], L(f"{paper.year:04d}", datatype=t["gYear"]))
+    yield T(p, t["generatedBy"], build)
     for link in ex.links:
         if link.subject:
-            yield T(p, N(DCTERMS + "subject"), N(link.concept))
+            yield T(p, t["subject"], N(link.concept))
     # Authors and venues are described once, where first met.
     for name, creator in zip(paper.authors, creators):
         if creator.value not in authors:
             authors.add(creator.value)
-            yield T(creator, a, N(FOAF + "Person"))
-            yield T(creator, N(FOAF + "name"), L(name))
+            yield T(creator, a, t["Person"])
+            yield T(creator, t["name"], L(name))
     if venue is not None and venue.value not in venues:
         venues.add(venue.value)
-        yield T(venue, a, N(FABIO + "ConferenceProceedings"))
-        yield T(venue, N(RDFS + "label"), L(paper.venue))
+        yield T(venue, a, t["Proceedings"])
+        yield T(venue, t["label"], L(paper.venue))
     key = f"{ns.base}annotation/{slug(paper.id)}-"
     n = 0
+    nonneg = t["nonNegativeInteger"]
     for link in ex.links:
-        score = L(f"{link.score:.3f}", datatype=N(XSD + "decimal"))
+        score = L(f"{link.score:.3f}", datatype=t["decimal"])
+        body = N(link.concept)
         for m in link.mentions:
             n += 1
             ann, target = N(f"{key}{n}"), N(f"{key}{n}-target")
             pos, quote_ = N(f"{key}{n}-position"), N(f"{key}{n}-quote")
-            yield T(ann, a, N(OA + "Annotation"))
-            yield T(ann, N(OA + "hasBody"), N(m.concept))
-            yield T(ann, N(OA + "hasTarget"), target)
-            yield T(ann, N(KG + "score"), score)
-            yield T(target, a, N(OA + "SpecificResource"))
-            yield T(target, N(OA + "hasSource"), p)
-            yield T(target, N(OA + "hasSelector"), pos)
-            yield T(target, N(OA + "hasSelector"), quote_)
-            yield T(pos, a, N(OA + "TextPositionSelector"))
-            yield T(pos, N(OA + "start"), L(str(m.start), datatype=N(XSD + "nonNegativeInteger")))
-            yield T(pos, N(OA + "end"), L(str(m.end), datatype=N(XSD + "nonNegativeInteger")))
-            yield T(quote_, a, N(OA + "TextQuoteSelector"))
-            yield T(quote_, N(OA + "exact"), L(m.exact))
+            yield T(ann, a, t["Annotation"])
+            yield T(ann, t["hasBody"], body if m.concept == link.concept else N(m.concept))
+            yield T(ann, t["hasTarget"], target)
+            yield T(ann, t["score"], score)
+            yield T(target, a, t["SpecificResource"])
+            yield T(target, t["hasSource"], p)
+            yield T(target, t["hasSelector"], pos)
+            yield T(target, t["hasSelector"], quote_)
+            yield T(pos, a, t["PositionSelector"])
+            yield T(pos, t["start"], L(str(m.start), datatype=nonneg))
+            yield T(pos, t["end"], L(str(m.end), datatype=nonneg))
+            yield T(quote_, a, t["QuoteSelector"])
+            yield T(quote_, t["exact"], L(m.exact))
 
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:
