@@ -188,7 +188,9 @@ def _terms() -> dict:
         "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
         "exact": OA + "exact",
     }
-    return {key: N(iri) for key, iri in names.items()}
+    terms: dict = {key: N(iri) for key, iri in names.items()}
+    terms.update(offsets={}, scores={}, nodes={})  # caches of terms met while building
+    return terms
 
 
 def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
@@ -214,7 +216,7 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str]
     yield T(p, t["generatedBy"], build)
     for link in ex.links:
         if link.subject:
-            yield T(p, t["subject"], N(link.concept))
+            yield T(p, t["subject"], t["nodes"].get(link.concept) or t["nodes"].setdefault(link.concept, N(link.concept)))
     # Authors and venues are described once, where first met.
     for name, creator in zip(paper.authors, creators):
         if creator.value not in authors:
@@ -227,27 +229,37 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str]
         yield T(venue, t["label"], L(paper.venue))
     key = f"{ns.base}annotation/{slug(paper.id)}-"
     n = 0
-    nonneg = t["nonNegativeInteger"]
+    # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
+    offset, score_of, node = t["offsets"], t["scores"], t["nodes"]
+    Annotation, hasBody, hasTarget, kg_score = t["Annotation"], t["hasBody"], t["hasTarget"], t["score"]
+    SpecificResource, hasSource, hasSelector = t["SpecificResource"], t["hasSource"], t["hasSelector"]
+    PositionSelector, start, end, QuoteSelector, exact = t["PositionSelector"], t["start"], t["end"], t["QuoteSelector"], t["exact"]
     for link in ex.links:
-        score = L(f"{link.score:.3f}", datatype=t["decimal"])
-        body = N(link.concept)
+        score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
         for m in link.mentions:
             n += 1
             ann, target = N(f"{key}{n}"), N(f"{key}{n}-target")
             pos, quote_ = N(f"{key}{n}-position"), N(f"{key}{n}-quote")
-            yield T(ann, a, t["Annotation"])
-            yield T(ann, t["hasBody"], body if m.concept == link.concept else N(m.concept))
-            yield T(ann, t["hasTarget"], target)
-            yield T(ann, t["score"], score)
-            yield T(target, a, t["SpecificResource"])
-            yield T(target, t["hasSource"], p)
-            yield T(target, t["hasSelector"], pos)
-            yield T(target, t["hasSelector"], quote_)
-            yield T(pos, a, t["PositionSelector"])
-            yield T(pos, t["start"], L(str(m.start), datatype=nonneg))
-            yield T(pos, t["end"], L(str(m.end), datatype=nonneg))
-            yield T(quote_, a, t["QuoteSelector"])
-            yield T(quote_, t["exact"], L(m.exact))
+            yield T(ann, a, Annotation)
+            yield T(ann, hasBody, node.get(m.concept) or node.setdefault(m.concept, N(m.concept)))
+            yield T(ann, hasTarget, target)
+            yield T(ann, kg_score, score)
+            yield T(target, a, SpecificResource)
+            yield T(target, hasSource, p)
+            yield T(target, hasSelector, pos)
+            yield T(target, hasSelector, quote_)
+            yield T(pos, a, PositionSelector)
+            yield T(pos, start, offset.get(m.start) or _offset(offset, m.start, t))
+            yield T(pos, end, offset.get(m.end) or _offset(offset, m.end, t))
+            yield T(quote_, a, QuoteSelector)
+            yield T(quote_, exact, L(m.exact))
+
+
+def _offset(cache: dict, value: int, t: dict):  # -> pyoxigraph.Literal
+    import pyoxigraph as ox
+
+    cache[value] = ox.Literal(str(value), datatype=t["nonNegativeInteger"])
+    return cache[value]
 
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:
