@@ -11,8 +11,12 @@ from .build import Built, build, write  # noqa: E402
 from .errors import InputError, KgError, QueryError, SchemeError, UsageError  # noqa: E402
 from .export import export  # noqa: E402
 from .rdf import load  # noqa: E402
+from .remote import push  # noqa: E402
 from .render import render  # noqa: E402
 from .update import Updated, update  # noqa: E402
+from .results import Results  # noqa: E402
+from .serve import make_app, serve  # noqa: E402
+from .query import query  # noqa: E402  (last: the function shadows the module name on the package)
 
 __all__ = [
     "Built",
@@ -25,8 +29,13 @@ __all__ = [
     "build",
     "export",
     "load",
+    "make_app",
+    "push",
+    "query",
+    "Results",
     "render",
     "update",
+    "serve",
     "write",
     "__version__",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -167,6 +168,93 @@ def _update(
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+
+
+# ---- query interface: query, serve, push -------------------------------------------------------
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{pair!r} is not name=value", param_hint="--param")
+        out[name.strip()] = value
+    return out
+
+
+@cli.command("query")
+@click.argument("name", required=False)
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [graphs/icml2024.ttl].")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "json", "xml", "ttl", "nt"]),
+              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE].")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
+@click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
+@click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
+@_clean_errors
+def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
+                  list_queries: bool, endpoint: str | None, graph_iri: str | None) -> None:
+    """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
+    from .atomic import atomic_write
+    from .errors import UsageError
+    from .query import catalog, from_text
+    from .query import query as run_query
+
+    if list_queries:
+        for q in catalog().values():
+            click.echo(f"{q.name}  {q.signature()}  {q.purpose}".replace("  ", "  ", 1))
+        return
+    if not name:
+        raise UsageError("name a query (see 'kg query --list'), a .rq file, or '-' for standard input")
+    if endpoint and graph:
+        raise UsageError("--graph reads a local file and --endpoint a remote store: pass one of them")
+    if graph_iri and not endpoint:
+        raise UsageError("--graph-iri only applies with --endpoint")
+    target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
+    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
+    data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
+    if output is None:
+        click.echo(data.decode("utf-8"), nl=False)
+    else:
+        with atomic_write(output) as stream:
+            stream.write(data)
+        click.echo(f"wrote {output}", err=True)
+
+
+@cli.command("serve")
+@click.argument("graph", type=click.Path(path_type=Path), required=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
+@click.option("--max-rows", default=10_000, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
+@click.option("--memory/--on-disk", default=True, show_default=True,
+              help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
+@_clean_errors
+def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool) -> None:
+    """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
+    from .query import default_graph
+    from .serve import serve as run_server
+
+    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
+
+
+@cli.command("push")
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("--endpoint", required=True, metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update).")
+@click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
+@click.option("--replace", is_flag=True, help="Empty that graph first instead of adding to it.")
+@click.option("--batch", default=20_000, show_default=True, type=click.IntRange(1), help="Triples per INSERT DATA request.")
+@_clean_errors
+def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: bool, batch: int) -> None:
+    """Load a graph file into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …) with batched updates."""
+    from .remote import push as push_graph
+
+    n = push_graph(graph, endpoint, graph_iri=graph_iri, replace=replace, batch=batch,
+                   progress=lambda done: click.echo(f"sent {done} triples", err=True))
+    click.echo(f"pushed {n} triples to {endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
 
 
 def main() -> None:

@@ -30,3 +30,15 @@ def sample_ttl(sample_built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     import kg
 
     return kg.write(sample_built, tmp_path_factory.mktemp("sample") / "icml2024.ttl")
+
+
+@pytest.fixture(scope="session")
+def mini_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five papers on a six-concept scheme (offline RL and RLHF below RL), written as Turtle."""
+    import os
+
+    import kg
+
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    built = kg.build([FIXTURES / "query" / "mini-papers.jsonl"], schemes=[FIXTURES / "query" / "mini-scheme.ttl"], default_scheme=False)
+    return kg.write(built, tmp_path_factory.mktemp("mini") / "mini.ttl")

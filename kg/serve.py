@@ -1,0 +1,322 @@
+"""`kg serve`: a read-only SPARQL 1.1 Protocol endpoint at /sparql, and a small HTML page at /.
+
+`make_app` is a plain WSGI application (tests call it without a socket; any WSGI server can host
+it); `serve` runs it on the standard library's threading server, on loopback unless told
+otherwise. Queries run in killable worker processes (kg.workers) under a time limit and a row cap.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .errors import KgError, UsageError
+from .results import GRAPH_FORMATS, MEDIA_TYPES
+
+DEFAULT_TIMEOUT = 10.0  # seconds a query may run
+DEFAULT_MAX_ROWS = 10_000
+MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
+_ACCEPT: dict[str, str] = {
+    "application/sparql-results+json": "json", "application/json": "json",
+    "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
+    "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
+    "text/turtle": "ttl", "application/x-turtle": "ttl", "application/n-triples": "nt", "text/plain": "plain",
+}
+_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"), "graph": GRAPH_FORMATS}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP answer."""
+
+    status: int
+    content_type: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None:
+    """The output format for a result kind: `explicit` (format=…) if it fits, else the best Accept match."""
+    allowed = _FOR_KIND[kind]
+    if explicit:
+        return explicit if explicit in allowed else None
+    ranked: list[tuple[float, int, str]] = []
+    for i, part in enumerate((accept or "*/*").split(",")):
+        media, _, rest = part.strip().partition(";")
+        q = 1.0
+        for p in rest.split(";"):
+            k, _, v = p.strip().partition("=")
+            if k == "q":
+                try:
+                    q = float(v)
+                except ValueError:
+                    q = 0.0
+        ranked.append((-q, i, media.strip().lower()))
+    for negq, _, media in sorted(ranked):
+        if negq == 0:
+            break
+        if media in ("*/*", "application/*", "text/*") or not media:
+            return allowed[0] if media != "text/*" else ("csv" if kind != "graph" else "ttl")
+        fmt = _ACCEPT.get(media)
+        if fmt == "plain":
+            fmt = "table" if kind != "graph" else "nt"
+        if fmt in allowed:
+            return fmt
+    return None
+
+
+# ---- what runs inside a worker process -------------------------------------------------------
+
+
+def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int]:
+    """A worker's state: its own store (in memory, or the persisted one read-only), and the row cap."""
+    from .store import open_store
+
+    return open_store(graph, memory=memory), max_rows
+
+
+def _handle(state: tuple[Any, int], job: dict) -> Reply:
+    """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
+    from .query import run_store
+
+    store, max_rows = state
+    try:
+        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows)
+    except KgError as exc:
+        return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
+    fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
+    if fmt is None:
+        offered = ", ".join(_FOR_KIND[results.kind])
+        return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
+    body = results.serialize(fmt)
+    if fmt == "html":
+        body = _page("Results", f"<p><a href='/'>back</a></p>{body.decode()}").encode()
+    headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
+    return Reply(200, MEDIA_TYPES[fmt], body, headers)
+
+
+# ---- the WSGI application --------------------------------------------------------------------
+
+
+class App:
+    """The WSGI application of `kg serve` for one graph file."""
+
+    def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
+                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True) -> None:
+        from .store import ensure_store
+        from .workers import Pool
+
+        self.graph = Path(graph)
+        if not self.graph.is_file():
+            raise UsageError(f"{self.graph}: no such graph file; run 'kg build' first")
+        if not memory:
+            try:
+                ensure_store(self.graph)  # build once here, so workers only open it read-only
+            except OSError:
+                pass  # an unwritable folder: each worker loads the file into memory instead
+        self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
+        self.pool = Pool(_open, (str(self.graph), max_rows, memory), _handle, size=workers)
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        self.pool.close()
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            reply = self.route(environ)
+        except Exception as exc:  # never a traceback to the client; one line on stderr for the operator
+            print(f"kg serve: {type(exc).__name__}: {exc}", file=sys.stderr)
+            reply = _text(500, "internal error; see the server log")
+        headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(reply.body))),
+                   ("X-Content-Type-Options", "nosniff"), *reply.headers]
+        start_response(f"{reply.status} {_REASONS.get(reply.status, 'Error')}", headers)
+        return [reply.body]
+
+    def route(self, environ: dict) -> Reply:
+        """Dispatch one request by path and method."""
+        path = environ.get("PATH_INFO", "/") or "/"
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        if path == "/":
+            return Reply(200, "text/html; charset=utf-8", self.home().encode())
+        if path == "/graph":
+            return self.rendered()
+        if path == "/sparql":
+            if method not in ("GET", "POST"):
+                return _text(405, "use GET or POST", (("Allow", "GET, POST"),))
+            return self.sparql(environ, method)
+        if path.startswith("/queries/") and method == "GET":
+            return self.named(environ, urllib.parse.unquote(path[len("/queries/"):]))
+        if path == "/queries":
+            return self.listing()
+        return _text(404, f"no page {path}; try / or /sparql")
+
+    def sparql(self, environ: dict, method: str) -> Reply:
+        """The SPARQL 1.1 Protocol: GET query=, POST form-encoded, POST application/sparql-query."""
+        from .query import from_text
+        from .sparql import is_update, uses_service
+
+        args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        if method == "POST":
+            ctype = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                return _text(400, "bad Content-Length")
+            if length > self.max_request_bytes:
+                return _text(413, f"request of {length} bytes is over the limit of {self.max_request_bytes}")
+            body = environ["wsgi.input"].read(length) if length else b""
+            if ctype == "application/sparql-update":
+                return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+            if ctype == "application/x-www-form-urlencoded":
+                form = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+                for k, v in form.items():
+                    args.setdefault(k, []).extend(v)
+            elif ctype == "application/sparql-query":
+                args.setdefault("query", []).append(body.decode("utf-8", "replace"))
+            else:
+                return _text(415, f"unsupported Content-Type {ctype!r}: use application/x-www-form-urlencoded or application/sparql-query")
+        if "update" in args:
+            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+        texts = args.get("query", [])
+        if len(texts) != 1 or not texts[0].strip():
+            return _text(400, "pass exactly one query, as query=… (GET or a form POST) or as an application/sparql-query body")
+        text = texts[0]
+        if len(text.encode()) > self.max_request_bytes:
+            return _text(413, f"query of {len(text.encode())} bytes is over the limit of {self.max_request_bytes}")
+        if is_update(text):
+            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+        if uses_service(text):
+            return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
+        return self.run(from_text(text, "request"), {}, environ, args)
+
+    def named(self, environ: dict, name: str) -> Reply:
+        """GET /queries/NAME?param=value&format=…: run a named query."""
+        from .query import catalog
+
+        named = catalog()
+        if name not in named:
+            return _text(404, f"query {name!r} not found (available: {', '.join(named)})")
+        args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        params = {k: v[-1] for k, v in args.items() if k != "format" and v and v[-1] != ""}
+        return self.run(named[name], params, environ, args)
+
+    def run(self, q: Any, params: dict, environ: dict, args: dict) -> Reply:
+        """Send one job to the worker pool and turn its outcome into a reply."""
+        fmt = (args.get("format") or [None])[-1] or None
+        if fmt is not None and fmt not in MEDIA_TYPES:
+            return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt}
+        outcome = self.pool.run(job, self.timeout)
+        if outcome.ok:
+            return outcome.value
+        status = {"timeout": 503, "busy": 503}.get(outcome.kind, 500)
+        return _text(status, outcome.message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
+
+    def listing(self) -> Reply:
+        """GET /queries: the named queries as JSON."""
+        from .query import catalog
+
+        items = [{"name": q.name, "purpose": q.purpose, "example": q.example,
+                  "parameters": [{"name": p.name, "type": p.type, "required": p.required, "default": p.default, "doc": p.doc} for p in q.params]}
+                 for q in catalog().values()]
+        return Reply(200, "application/json", json.dumps(items, indent=1).encode())
+
+    def rendered(self) -> Reply:
+        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph."""
+        page = self.graph.with_suffix(".html")
+        if not page.is_file():
+            return _text(404, f"{page} does not exist; run 'kg render {self.graph}' first")
+        return Reply(200, "text/html; charset=utf-8", page.read_bytes())
+
+    def home(self) -> str:
+        """The HTML page at /: a query box, the named queries, and a link to the rendered graph."""
+        from .query import catalog
+
+        e = html.escape
+        items = []
+        for q in catalog().values():
+            inputs = "".join(
+                f"<label>{e(p.name)} <input name='{e(p.name)}' value='{e(p.default or '')}' placeholder='{e(p.type)}'"
+                f"{' required' if p.required else ''} title='{e(p.doc)}'></label> " for p in q.params)
+            items.append(
+                f"<li><form action='/queries/{e(q.name)}' method='get'><b>{e(q.name)}</b> — {e(q.purpose)}<br>"
+                f"{inputs}<input type='hidden' name='format' value='html'><button>run</button></form></li>")
+        example = ("PREFIX dcterms: <http://purl.org/dc/terms/>\nPREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
+                   "SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
+                   "GROUP BY ?label ORDER BY DESC(?papers) ?label")
+        formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
+        body = (
+            f"<p>Graph <code>{e(self.graph.name)}</code> — <a href='/graph'>rendered graph</a> · "
+            f"SPARQL endpoint: <code>/sparql</code> (read-only; {self.timeout:g} s and {self.max_rows} rows per query)</p>"
+            f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(example)}</textarea><br>"
+            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
+            f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
+        return _page("kg SPARQL", body)
+
+
+def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+    return Reply(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"), headers)
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+            "table{border-collapse:collapse}li{margin:.5em 0}</style></head>"
+            f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            406: "Not Acceptable", 413: "Payload Too Large", 415: "Unsupported Media Type", 500: "Internal Server Error",
+            503: "Service Unavailable"}
+
+
+def make_app(graph: str | Path, **options: Any) -> App:
+    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory)."""
+    return App(graph, **options)
+
+
+def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool = False):  # -> WSGIServer
+    """A threading HTTP server for the app (port 0 picks a free port: see server.server_port)."""
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+    from wsgiref.simple_server import make_server as wsgi_server
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    class Handler(WSGIRequestHandler):
+        timeout = 30  # a client that stops sending is dropped, not waited on forever
+
+        def log_message(self, format: str, *args: Any) -> None:
+            if not quiet:
+                super().log_message(format, *args)
+
+    return wsgi_server(host, port, app, server_class=Server, handler_class=Handler)
+
+
+def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
+    if not Path(graph).is_file():
+        raise UsageError(f"{graph}: no such graph file; run 'kg build' first")
+    app = make_app(graph, **options)
+    try:
+        server = make_server(app, host, port)
+    except OSError as exc:
+        app.close()
+        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
+    print(f"kg serve: http://{host}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        app.close()

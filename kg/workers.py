@@ -1,0 +1,173 @@
+"""Run jobs in worker processes that can be killed, so a runaway SPARQL query really stops.
+
+pyoxigraph cannot interrupt a query from another thread, and a cross product with ORDER BY or
+COUNT burns CPU inside one call; only ending the process stops it. Each worker holds its own
+read-only store; a worker that overruns its deadline is killed and replaced, and the other
+workers keep answering.
+
+Workers are plain `python -m kg.workers` subprocesses talking pickles over their stdin/stdout,
+not multiprocessing children: multiprocessing's spawn re-imports the caller's __main__, which
+breaks any script that starts a server without an `if __name__ == "__main__"` guard.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a job gave: ok with a value, or failed with a kind ('timeout', 'busy', 'crash') and a message."""
+
+    ok: bool
+    value: Any = None
+    kind: str = ""
+    message: str = ""
+
+
+def _main(conn: Any) -> None:
+    """Worker loop: read (init, init_args, handle), build the state once, then answer jobs until EOF."""
+    try:
+        init, init_args, handle = conn.recv()
+        state = init(*init_args)
+    except BaseException as exc:  # report and exit; the pool then fails jobs with this message
+        conn.send(("init-error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            conn.send(("ok", handle(state, job)))
+        except BaseException as exc:  # a bug in handle must not kill the worker silently
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class _Duplex:
+    """A pair of one-way Connections (read end, write end) used as one."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._r = Connection(read_fd, writable=False)
+        self._w = Connection(write_fd, readable=False)
+
+    def send(self, obj: Any) -> None:
+        self._w.send(obj)
+
+    def recv(self) -> Any:
+        return self._r.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self._r.poll(timeout)
+
+    def close(self) -> None:
+        for c in (self._r, self._w):
+            try:
+                c.close()
+            except OSError:
+                pass
+
+
+class _Worker:
+    def __init__(self, spec: tuple) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "kg.workers"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.conn = _Duplex(os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stdin.fileno()))
+        self.proc.stdout.close()
+        self.proc.stdin.close()
+        self.conn.send(spec)
+        self.ready = False
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=5)
+        self.conn.close()
+
+
+class Pool:
+    """A fixed number of worker processes; `run` gives one a job and waits at most `timeout` seconds."""
+
+    def __init__(self, init: Callable[..., Any], init_args: tuple, handle: Callable[[Any, Any], Any], *, size: int = 2) -> None:
+        self._spec = (init, init_args, handle)
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.killed = 0  # workers ended for overrunning their deadline
+        self._all: set[_Worker] = set()
+        for _ in range(size):
+            self._idle.put(self._start())
+
+    def _start(self) -> _Worker:
+        worker = _Worker(self._spec)
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def run(self, job: Any, timeout: float, wait: float | None = None) -> Outcome:
+        """Run `job` in an idle worker: the answer, or a timeout (the worker is killed and replaced)."""
+        try:
+            worker = self._idle.get(timeout=timeout if wait is None else wait)
+        except queue.Empty:
+            return Outcome(False, kind="busy", message="all query workers are busy; try again shortly")
+        if not worker.ready:
+            # A fresh worker's start-up (imports, opening the store) does not count against the job.
+            if not worker.conn.poll(60):
+                return self._replace(worker, Outcome(False, kind="crash", message="query worker did not start"))
+            try:
+                tag, value = worker.conn.recv()
+            except (EOFError, OSError):
+                return self._replace(worker, Outcome(False, kind="crash", message="query worker failed to start"))
+            if tag != "ready":
+                return self._replace(worker, Outcome(False, kind="crash", message=str(value)))
+            worker.ready = True
+        try:
+            worker.conn.send(job)
+            if not worker.conn.poll(timeout):
+                with self._lock:
+                    self.killed += 1
+                return self._replace(worker, Outcome(False, kind="timeout", message=f"query stopped after {timeout:g} s (the time limit)"))
+            tag, value = worker.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            return self._replace(worker, Outcome(False, kind="crash", message="query worker died (out of memory?)"))
+        self._idle.put(worker)
+        if tag == "ok":
+            return Outcome(True, value)
+        return Outcome(False, kind="crash", message=str(value))
+
+    def _replace(self, worker: _Worker, outcome: Outcome) -> Outcome:
+        worker.kill()
+        with self._lock:
+            self._all.discard(worker)
+        if not self._closed:
+            self._idle.put(self._start())
+        return outcome
+
+    def close(self) -> None:
+        """End every worker process."""
+        self._closed = True
+        with self._lock:
+            workers, self._all = list(self._all), set()
+        for worker in workers:
+            worker.kill()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+if __name__ == "__main__":
+    # The pipes are fds 0 and 1; anything the job prints goes to stderr instead of the pipe.
+    _out = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _main(_Duplex(0, _out))

@@ -1,0 +1,339 @@
+"""Named queries: the catalog, parameter binding, roll-up, formats, the persisted store, both engines."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import kg
+from kg.cli import cli
+from kg.query import catalog, from_text
+from kg.rdf import DCTERMS, SKOS, read_triples
+from kg.store import is_fresh, store_dir
+
+KGC = "https://w3id.org/kg/concept/"
+RL = KGC + "reinforcement-learning"
+
+
+def _below(triples: list, top: str) -> set[str]:
+    """Concepts at or below `top` through skos:broader, computed from the triples in Python."""
+    broader: dict[str, set[str]] = {}
+    for t in triples:
+        if t.predicate.value == SKOS + "broader":
+            broader.setdefault(t.subject.value, set()).add(t.object.value)
+    out = {top}
+    changed = True
+    while changed:
+        changed = False
+        for c, parents in broader.items():
+            if c not in out and parents & out:
+                out.add(c)
+                changed = True
+    return out
+
+
+def _subjects(triples: list) -> dict[str, set[str]]:
+    subjects: dict[str, set[str]] = {}
+    for t in triples:
+        if t.predicate.value == DCTERMS + "subject":
+            subjects.setdefault(t.subject.value, set()).add(t.object.value)
+    return subjects
+
+
+# ---- the catalog -----------------------------------------------------------------------------
+
+
+def test_catalog_has_the_named_queries_with_headers() -> None:
+    named = catalog()
+    wanted = {"papers-by-concept", "concepts-of-paper", "top-concepts", "co-occurrence", "bridging-papers",
+              "concept-tree", "evidence", "trend", "search", "proposed-methods"}
+    assert wanted <= set(named)
+    for q in named.values():
+        assert q.purpose and q.example.startswith(f"kg query {q.name}"), q.name
+        for p in q.params:  # every parameter is projected, so pyoxigraph can substitute it
+            assert f"?{p.name}" in q.text.split("WHERE")[0], (q.name, p.name)
+    assert [p.name for p in named["bridging-papers"].params] == ["a", "b"]
+    assert named["co-occurrence"].params[0].default == "1"
+
+
+def test_cli_list_prints_one_line_per_query() -> None:
+    out = CliRunner().invoke(cli, ["query", "--list"])
+    assert out.exit_code == 0
+    lines = out.output.strip().splitlines()
+    assert len(lines) >= 8 and len(lines) == len(catalog())
+    by_name = {line.split()[0]: line for line in lines}
+    assert "concept" in by_name["papers-by-concept"] and "skos:broader" in by_name["papers-by-concept"]
+
+
+def test_unknown_query_lists_the_available_names(mini_ttl: Path) -> None:
+    out = CliRunner().invoke(cli, ["query", "papers-by-concep", "--graph", str(mini_ttl)])
+    assert out.exit_code == 1
+    assert "query 'papers-by-concep' not found" in out.output and "did you mean 'papers-by-concept'" in out.output
+    assert "available: bridging-papers, co-occurrence" in out.output and "Traceback" not in out.output
+
+
+# ---- roll-up and binding ---------------------------------------------------------------------
+
+
+def test_papers_by_concept_rolls_up_on_the_fixture(mini_ttl: Path) -> None:
+    rows = list(kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=mini_ttl))
+    assert {r["identifier"] for r in rows} == {"p1", "p2", "p5"}  # offline RL, RLHF, RL itself
+    assert {r["viaLabel"] for r in rows} == {"offline reinforcement learning", "reinforcement learning from human feedback", "reinforcement learning"}
+    # Labels resolve case-insensitively, through altLabels, and an IRI works as well.
+    for given in ("Reinforcement Learning", "rl", RL, f"<{RL}>"):
+        assert {r["identifier"] for r in kg.query("papers-by-concept", {"concept": given}, graph=mini_ttl)} == {"p1", "p2", "p5"}
+    assert [r["identifier"] for r in kg.query("papers-by-concept", {"concept": "offline RL"}, graph=mini_ttl)] == ["p1"]
+
+
+def test_papers_by_concept_on_the_sample_finds_rl_papers(sample_ttl: Path) -> None:
+    """The must-show: every paper whose subject is at or below RL, and nothing else."""
+    triples = read_triples(sample_ttl)
+    below = _below(triples, RL)
+    expected = {p for p, s in _subjects(triples).items() if s & below}
+    assert len(expected) >= 3  # the sample has RL papers to find
+    rows = list(kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=sample_ttl))
+    assert {r["paper"] for r in rows} == expected
+    assert all(r["via"] in below for r in rows)
+    offline = {p for p, s in _subjects(triples).items() if KGC + "offline-reinforcement-learning" in s}
+    assert offline <= {r["paper"] for r in rows}
+    years = [r["year"] for r in rows]
+    assert years == sorted(years, reverse=True)  # newest first
+
+
+def test_bridging_papers_need_both_concepts(mini_ttl: Path) -> None:
+    rows = list(kg.query("bridging-papers", {"a": "RL", "b": "LLM"}, graph=mini_ttl))
+    assert [r["identifier"] for r in rows] == ["p2"]
+    # p2 is about RLHF (below both) and LLMs: the first label in order names each side.
+    assert (rows[0]["aVia"], rows[0]["bVia"]) == ("reinforcement learning from human feedback", "large language model")
+
+
+def test_parameter_errors_are_clear(mini_ttl: Path) -> None:
+    with pytest.raises(kg.UsageError, match="needs parameter 'concept'"):
+        kg.query("papers-by-concept", graph=mini_ttl)
+    with pytest.raises(kg.UsageError, match="no concept labelled 'reinforcment learning'.*did you mean: reinforcement learning"):
+        kg.query("papers-by-concept", {"concept": "reinforcment learning"}, graph=mini_ttl)
+    with pytest.raises(kg.UsageError, match="has no parameter 'topic'"):
+        kg.query("papers-by-concept", {"topic": "RL"}, graph=mini_ttl)
+    with pytest.raises(kg.UsageError, match="must be a whole number"):
+        kg.query("co-occurrence", {"min": "two"}, graph=mini_ttl)
+
+
+def test_parameters_are_bound_not_pasted(mini_ttl: Path) -> None:
+    """A phrase with quotes and braces is a literal value, not SPARQL text."""
+    rows = list(kg.query("search", {"words": 'x" } ?p ?o . { "'}, graph=mini_ttl))
+    assert rows == []
+    assert [r["identifier"] for r in kg.query("search", {"words": "HUMAN FEEDBACK"}, graph=mini_ttl)] == ["p2"]
+
+
+def test_evidence_spans_point_into_the_abstract(mini_ttl: Path) -> None:
+    rows = list(kg.query("evidence", {"paper": "p2", "concept": "machine learning"}, graph=mini_ttl))
+    abstract = next(t.object.value for t in read_triples(mini_ttl) if t.predicate.value == DCTERMS + "abstract" and t.subject.value.endswith("/p2"))
+    assert {r["exact"] for r in rows} >= {"large language model"}
+    for r in rows:
+        assert abstract[r["start"] : r["end"]] == r["exact"]
+
+
+def test_counting_queries_agree_with_python(mini_ttl: Path) -> None:
+    subjects = _subjects(read_triples(mini_ttl))
+    top = {r["label"]: (r["papers"], r["total"]) for r in kg.query("top-concepts", graph=mini_ttl)}
+    assert top["machine learning"] == (0, 5)  # nobody is about ML directly; all five roll up to it
+    assert top["reinforcement learning"] == (1, 3)
+    pairs = {(r["aLabel"], r["bLabel"]): r["papers"] for r in kg.query("co-occurrence", graph=mini_ttl)}
+    assert pairs == {("large language model", "reinforcement learning from human feedback"): 1}
+    assert sum(len(s) for s in subjects.values()) == 6
+    trend = {(r["label"], r["year"]): r["papers"] for r in kg.query("trend", {"concept": "RL"}, graph=mini_ttl)}
+    assert trend == {("reinforcement learning", 2022): 1, ("reinforcement learning", 2023): 1, ("reinforcement learning", 2024): 1}
+    tree = {r["label"]: r for r in kg.query("concept-tree", {"root": "RL"}, graph=mini_ttl)}
+    assert set(tree) == {"reinforcement learning", "offline reinforcement learning", "reinforcement learning from human feedback"}
+    assert tree["offline reinforcement learning"]["depth"] == 2
+    assert len(kg.query("concept-tree", graph=mini_ttl)) == 7  # 6 concepts, RLHF twice (two broader)
+    methods = {r["identifier"]: r["method"] for r in kg.query("proposed-methods", graph=mini_ttl)}
+    assert methods == {"p1": "CQLX", "p2": "PrefTune", "p5": "RevPG"}
+
+
+# ---- formats -----------------------------------------------------------------------------------
+
+
+def test_result_formats_parse_back(mini_ttl: Path) -> None:
+    from rdflib.plugins.sparql.results.jsonresults import JSONResultParser
+    from rdflib.plugins.sparql.results.xmlresults import XMLResultParser
+
+    r = kg.query("papers-by-concept", {"concept": "RL"}, graph=mini_ttl)
+    n = len(r)
+    parsed = JSONResultParser().parse(io.StringIO(r.serialize("json").decode()))
+    assert len(parsed.bindings) == n and str(parsed.bindings[0][parsed.vars[1]]).startswith("https://w3id.org/kg/paper/")
+    assert len(XMLResultParser().parse(io.BytesIO(r.serialize("xml"))).bindings) == n
+    rows = list(csv.reader(io.StringIO(r.serialize("csv").decode())))
+    assert rows[0] == list(r.variables) and len(rows) == n + 1
+    tsv = r.serialize("tsv").decode().splitlines()
+    assert tsv[0].split("\t")[0] == "?concept" and tsv[1].split("\t")[0] == f"<{RL}>"
+    assert "2022" in tsv[-1] and '"^^<http://www.w3.org/2001/XMLSchema#gYear>' in tsv[-1]
+    table = r.serialize("table").decode()
+    assert "kgc:reinforcement-learning" in table and f"({n} rows)" in table
+    ask = kg.query("ASK { ?p <http://purl.org/dc/terms/subject> ?c }", graph=mini_ttl)
+    assert ask.kind == "ask" and bool(ask) and json.loads(ask.serialize("json"))["boolean"] is True
+    with pytest.raises(kg.UsageError, match="does not fit a SELECT"):
+        r.serialize("ttl")
+
+
+def test_construct_gives_rdf(mini_ttl: Path) -> None:
+    import pyoxigraph as ox
+
+    r = kg.query("paper-graph", {"paper": "p2"}, graph=mini_ttl)
+    assert r.kind == "graph"
+    parsed = list(ox.parse(r.serialize("ttl"), format=ox.RdfFormat.TURTLE))
+    assert {t.object.value for t in parsed if t.predicate.value == DCTERMS + "subject"} == {KGC + "rlhf", KGC + "large-language-model"}
+    assert all(t.predicate.value != DCTERMS + "abstract" for t in parsed)
+    out = CliRunner().invoke(cli, ["query", "paper-graph", "--graph", str(mini_ttl), "-p", "paper=p2", "-f", "nt"])
+    assert out.exit_code == 0 and len(list(ox.parse(out.output.encode(), format=ox.RdfFormat.N_TRIPLES))) == len(parsed)
+
+
+def test_dataframe(mini_ttl: Path) -> None:
+    pytest.importorskip("pandas")
+    df = kg.query("top-concepts", graph=mini_ttl).to_dataframe()
+    assert list(df.columns) == ["concept", "label", "papers", "total"]
+    assert df.set_index("label").loc["reinforcement learning", "total"] == 3
+
+
+def test_cli_query_formats_and_stdin(mini_ttl: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(cli, ["query", "papers-by-concept", "--graph", str(mini_ttl), "--param", "concept=RL", "--format", "csv"])
+    assert out.exit_code == 0 and {row["identifier"] for row in csv.DictReader(io.StringIO(out.output))} == {"p1", "p2", "p5"}
+    out = runner.invoke(cli, ["query", "-", "--graph", str(mini_ttl), "-f", "json"],
+                        input="SELECT (COUNT(*) AS ?n) WHERE { ?p a <http://purl.org/spar/fabio/ResearchPaper> }")
+    assert out.exit_code == 0 and json.loads(out.output)["results"]["bindings"][0]["n"]["value"] == "5"
+    rq = tmp_path / "mine.rq"
+    rq.write_text("# Papers in a year.\n#\n# Parameters:\n#   year (integer, required)  the year\nSELECT ?p ?year WHERE { ?p <http://purl.org/spar/fabio/hasPublicationYear> ?y . FILTER(YEAR(?y) = ?year || STR(?y) = STR(?year)) }\n")
+    out = runner.invoke(cli, ["query", str(rq), "--graph", str(mini_ttl), "-p", "year=2024", "-f", "csv"])
+    assert out.exit_code == 0 and len(out.output.strip().splitlines()) == 3  # p4, p5
+    out = runner.invoke(cli, ["query", "-", "--graph", str(mini_ttl)], input="SELECT * WHERE {\n  ?s ?p \n}")
+    assert out.exit_code == 1 and "SPARQL syntax error at line 3, column " in out.output
+    out = runner.invoke(cli, ["query", "-", "--graph", str(mini_ttl)], input="INSERT DATA { <a:b> <a:c> <a:d> }")
+    assert out.exit_code == 1 and "SPARQL Update" in out.output
+    out = runner.invoke(cli, ["query", "top-concepts", "--graph", str(tmp_path / "missing.ttl")])
+    assert out.exit_code == 1 and "no such graph file" in out.output and "kg build" in out.output
+    out = runner.invoke(cli, ["query", "top-concepts", "--graph", str(mini_ttl), "-o", str(tmp_path / "top.csv"), "-f", "csv"])
+    assert out.exit_code == 0 and (tmp_path / "top.csv").read_text().startswith("concept,label,papers,total")
+
+
+def test_graph_defaults_to_what_build_writes(mini_ttl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "graphs").mkdir()
+    shutil.copy(mini_ttl, tmp_path / "graphs" / "icml2024.ttl")
+    out = CliRunner().invoke(cli, ["query", "top-concepts", "-f", "csv"])
+    assert out.exit_code == 0 and "reinforcement learning" in out.output
+
+
+# ---- the persisted store -----------------------------------------------------------------------
+
+
+def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -> None:
+    graph = tmp_path / "g.ttl"
+    shutil.copy(mini_ttl, graph)
+    assert not is_fresh(graph)
+    assert len(kg.query("top-concepts", graph=graph)) == 6
+    folder = store_dir(graph)
+    assert folder == tmp_path / "g.oxigraph" and is_fresh(graph)
+    built_at = (folder / "kg-source.json").stat().st_mtime_ns
+    kg.query("top-concepts", graph=graph)
+    assert (folder / "kg-source.json").stat().st_mtime_ns == built_at  # reused, not rebuilt
+    # The Turtle changes: the store follows it.
+    text = graph.read_text().replace('"diffusion model"@en', '"diffusion models"@en')
+    time.sleep(0.01)
+    graph.write_text(text)
+    assert not is_fresh(graph)
+    labels = {r["label"] for r in kg.query("top-concepts", graph=graph)}
+    assert "diffusion models" in labels and is_fresh(graph)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.oxigraph", "g.ttl"]  # no temporary folders left
+
+
+def test_store_falls_back_to_memory_in_a_read_only_folder(mini_ttl: Path, tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores folder permissions")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    shutil.copy(mini_ttl, folder / "g.ttl")
+    folder.chmod(0o555)
+    try:
+        assert len(kg.query("top-concepts", graph=folder / "g.ttl")) == 6
+    finally:
+        folder.chmod(0o755)
+
+
+# ---- the same rows on both engines -------------------------------------------------------------
+
+
+def _rdflib_rows(graph, q, terms) -> list[tuple]:
+    from rdflib import Literal, URIRef, Variable
+
+    def to_rdflib(t):
+        return URIRef(t.value) if t.kind == "uri" else Literal(t.value, lang=t.lang, datatype=None if t.lang else t.datatype)
+
+    answer = graph.query(q.text, initBindings={Variable(k): to_rdflib(t) for k, t in terms.items()})
+    if answer.type in ("CONSTRUCT", "DESCRIBE"):
+        return sorted((str(s), str(p), str(o)) for s, p, o in answer)
+    return [tuple(_norm(row[v]) for v in q_vars(answer)) for row in answer]
+
+
+def q_vars(answer) -> list:
+    return list(answer.vars)
+
+
+def _norm(value) -> str | None:
+    """Compare values, not lexical forms: 0.550 and 0.55 are the same decimal."""
+    if value is None:
+        return None
+    text = str(value)
+    try:
+        return str(Decimal(text).normalize()) if text[:1].isdigit() or text[:1] == "-" else text
+    except ArithmeticError:
+        return text
+
+
+def _sample_params(sample_ttl: Path) -> dict[str, dict]:
+    triples = read_triples(sample_ttl)
+    subjects = _subjects(triples)
+    paper = next(p for p, s in sorted(subjects.items()) if RL in s)
+    ident = next(t.object.value for t in triples if t.subject.value == paper and t.predicate.value == DCTERMS + "identifier")
+    return {
+        "papers-by-concept": {"concept": "reinforcement learning"},
+        "concepts-of-paper": {"paper": ident},
+        "bridging-papers": {"a": "reinforcement learning", "b": "machine learning"},
+        "evidence": {"paper": ident, "concept": "machine learning"},
+        "search": {"words": "reinforcement"},
+        "paper-graph": {"paper": ident},
+        "concept-tree": {"root": "machine learning"},
+    }
+
+
+def test_every_named_query_gives_the_same_rows_on_rdflib(sample_ttl: Path) -> None:
+    """pyoxigraph (the engine) and rdflib's own evaluator agree on every named query, in order."""
+    import rdflib
+
+    from kg.query import bind, run_store
+    from kg.store import open_store
+
+    store = open_store(sample_ttl)
+    graph = rdflib.Graph().parse(sample_ttl)
+    params = _sample_params(sample_ttl)
+    nonempty = 0
+    for name, q in catalog().items():
+        ours = run_store(store, q, params.get(name, {}))
+        terms = bind(q, params.get(name, {}), lambda text, t: run_store(store, from_text(text), {k: v.value for k, v in t.items()}))
+        theirs = _rdflib_rows(graph, q, terms)
+        if ours.kind == "graph":
+            mine = sorted((t.subject.value, t.predicate.value, t.object.value) for t in ours.triples)
+        else:
+            mine = [tuple(_norm(t.value) if t else None for t in row) for row in ours.rows]
+        assert mine == theirs, name
+        nonempty += bool(mine)
+    assert nonempty >= len(catalog()) - 1  # the comparison is not vacuous

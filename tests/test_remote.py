@@ -1,0 +1,118 @@
+"""kg push and kg query --endpoint against a real Oxigraph server, started and stopped by the tests."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import kg
+from kg.cli import cli
+from kg.query import catalog
+
+GRAPH_IRI = "https://example.org/graph/sample"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def oxigraph(tmp_path_factory: pytest.TempPathFactory):
+    """A real Oxigraph server on a free loopback port: yields its base URL."""
+    exe = shutil.which("oxigraph") or str(Path(__import__("sys").executable).parent / "oxigraph")
+    if not Path(exe).exists():
+        pytest.skip("the oxigraph server is not installed (pip install oxigraph)")
+    port = _free_port()
+    proc = subprocess.Popen([exe, "serve", "--location", str(tmp_path_factory.mktemp("oxigraph")), "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/query?query=ASK%7B%7D", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("oxigraph did not start")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _rows(results) -> list[tuple]:
+    if results.kind == "graph":
+        return sorted((t.subject.value, t.predicate.value, t.object.value) for t in results.triples)
+    return [tuple(t.python() if t is not None else None for t in row) for row in results.rows]
+
+
+def _params(graph: Path) -> dict[str, dict]:
+    some = next(iter(kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph)))
+    return {
+        "papers-by-concept": {"concept": "reinforcement learning"},
+        "concepts-of-paper": {"paper": some["identifier"]},
+        "bridging-papers": {"a": "RL", "b": "machine learning"},
+        "evidence": {"paper": some["identifier"], "concept": "machine learning"},
+        "search": {"words": "reinforcement"},
+        "paper-graph": {"paper": some["identifier"]},
+        "concept-tree": {"root": "machine learning"},
+        "trend": {"concept": "LLM"},
+        "co-occurrence": {"min": "1"},
+    }
+
+
+def test_pushed_store_answers_the_named_queries_as_the_local_graph(oxigraph: str, sample_ttl: Path) -> None:
+    n = kg.push(sample_ttl, f"{oxigraph}/update", batch=500)  # several batches
+    assert n == len(kg.rdf.read_triples(sample_ttl))
+    params = _params(sample_ttl)
+    for name in catalog():
+        local = kg.query(name, params.get(name, {}), graph=sample_ttl)
+        remote = kg.query(name, params.get(name, {}), endpoint=f"{oxigraph}/query")
+        assert _rows(remote) == _rows(local), name
+        assert remote.kind == local.kind and (len(local) > 0 or name == "co-occurrence"), name
+
+
+def test_push_into_a_named_graph_with_the_cli(oxigraph: str, mini_ttl: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", f"{oxigraph}/update", "--graph", GRAPH_IRI, "--replace"])
+    assert out.exit_code == 0 and "pushed" in out.output and GRAPH_IRI in out.output
+    out = runner.invoke(cli, ["query", "papers-by-concept", "--endpoint", f"{oxigraph}/query", "--graph-iri", GRAPH_IRI,
+                              "-p", "concept=RL", "-f", "csv"])
+    assert out.exit_code == 0, out.output
+    assert sorted(line.split(",")[2] for line in out.output.strip().splitlines()[1:]) == ["p1", "p2", "p5"]
+    # Pushing again with --replace does not duplicate anything.
+    runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", f"{oxigraph}/update", "--graph", GRAPH_IRI, "--replace"])
+    remote = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", endpoint=f"{oxigraph}/query", graph_iri=GRAPH_IRI)
+    assert remote.column("n") == [len(kg.rdf.read_triples(mini_ttl))]
+
+
+def test_remote_errors_are_one_line(oxigraph: str, mini_ttl: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(cli, ["query", "-", "--endpoint", f"{oxigraph}/query"], input="SELECT * WHERE { ?s ?p }")
+    assert out.exit_code == 1 and out.output.startswith("Error: ") and "400" in out.output
+    out = runner.invoke(cli, ["query", "top-concepts", "--endpoint", f"http://127.0.0.1:{_free_port()}/query"])
+    assert out.exit_code == 1 and "cannot reach" in out.output
+    out = runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", "ftp://example.org/update"])
+    assert out.exit_code == 1 and "http://" in out.output
+    out = runner.invoke(cli, ["query", "top-concepts", "--endpoint", f"{oxigraph}/query", "--graph", str(mini_ttl)])
+    assert out.exit_code == 1 and "pass one of them" in out.output
+
+
+def test_values_block_goes_first_in_the_where_clause() -> None:
+    from kg.sparql import uses_service, where_brace, with_values
+
+    text = 'PREFIX x: <http://e/{}> SELECT ?a WHERE { # { not this\n ?a x:p "}" . }'
+    bound = with_values(text, {"a": "<http://e/1>"})
+    assert bound.index("VALUES (?a) { (<http://e/1>) }") == where_brace(text) + 3
+    assert uses_service("SELECT * WHERE { service <http://e/> { ?s ?p ?o } }")
+    assert not uses_service('SELECT * WHERE { ?s <http://e/SERVICE> "SERVICE" } # SERVICE')
