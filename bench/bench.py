@@ -52,11 +52,9 @@ def peak_mb() -> float:
 
 def stages(corpus: Path, workdir: Path) -> dict:
     """Child process: each stage of a build, timed, with peak RSS after it."""
-    import collections
-
     t0 = time.perf_counter()
     import kg  # noqa: F401
-    from kg import build as build_
+    from kg.build import Built, write
     from kg import extract, ingest, parallel, rdf
     from kg import scheme as scheme_
 
@@ -71,28 +69,23 @@ def stages(corpus: Path, workdir: Path) -> dict:
     t = time.perf_counter()
     extractions = parallel.extract(run, papers)
     out["extract"] = time.perf_counter() - t
-    built = build_.Built(papers, tuple(extractions), scheme, inputs=(corpus.name,))
+    built = Built(papers, tuple(extractions), scheme, inputs=(corpus.name,))
     t = time.perf_counter()
     n_triples = sum(1 for _ in built.triples())
     out["RDF build"] = time.perf_counter() - t
     ttl = workdir / "graph.ttl"
     t = time.perf_counter()
-    build_.write(built, ttl)
+    write(built, ttl)
     # write() generates the triples again as it serializes: subtract the measured generation time.
     out["serialize"] = time.perf_counter() - t - out["RDF build"]
     out["peak before store"] = peak_mb()
-    import pyoxigraph as ox
+    from kg import store as store_
 
-    store_dir = workdir / "store"
     t = time.perf_counter()
-    store = ox.Store(str(store_dir))
-    store.bulk_load(path=str(ttl), format=ox.RdfFormat.TURTLE)
-    store.flush()
-    del store
+    store_.ensure_store(ttl)  # the persisted store `kg query` uses, beside the graph file
     out["store"] = time.perf_counter() - t
     out["papers"], out["triples"], out["peak"] = len(papers), n_triples, peak_mb()
     out["ttl MB"] = ttl.stat().st_size / 1e6
-    out["counts"] = dict(collections.Counter(type(x).__name__ for x in extractions))
     return out
 
 
@@ -111,17 +104,21 @@ def tokenizer(corpus: Path) -> dict:
     return {"read": read, "import+blank": setup, "tokenize": time.perf_counter() - t, "tokens": tokens}
 
 
-def run_process(cmd: list[str], **kwargs) -> tuple[float, float, str]:
+def run_process(cmd: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB, the largest of the process and its children) and stdout of a command."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, **kwargs)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t
-    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{err}{out}")
-    return wall, usage.ru_maxrss / 1024, out
+    # Output goes to files, not pipes: a pipe would fill up and block the child while we wait for it.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{stderr}{stdout}")
+    return wall, usage.ru_maxrss / 1024, stdout
 
 
 def child(kind: str, *args: str) -> dict:
@@ -132,28 +129,39 @@ def child(kind: str, *args: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def named_queries() -> list[Path]:
-    return sorted((ROOT / "queries").glob("*.rq"))
+def named_queries() -> list[str]:
+    from kg.query import catalog
+
+    return sorted(catalog())
 
 
-def queries_in_store(store_dir: Path) -> dict:
-    """Child process: each named query in the persisted store, in-process (open store once)."""
-    import pyoxigraph as ox
+PARAMS = {"concept": "reinforcement learning", "a": "reinforcement learning", "b": "deep learning",
+          "words": "human feedback", "root": "machine learning"}
+
+
+def params_for(name: str, paper: str) -> dict[str, str]:
+    """Values for a named query's parameters (required ones, and root for the concept tree)."""
+    from kg.query import resolve
+
+    q = resolve(name)
+    values = {**PARAMS, "paper": paper}
+    return {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name == "root")}
+
+
+def queries_in_store(graph: Path, paper: str) -> dict:
+    """Child process: each named query in the persisted store, in-process (store opened once)."""
+    from kg.query import catalog, resolve, run_store
+    from kg.store import open_store
 
     out = {}
     t = time.perf_counter()
-    store = ox.Store.read_only(str(store_dir))
+    store = open_store(graph)
     out["(open store)"] = time.perf_counter() - t
-    for path in named_queries():
-        text = path.read_text(encoding="utf-8")
+    for name in sorted(catalog()):
+        params = params_for(name, paper)
         t = time.perf_counter()
-        try:
-            result = store.query(text)
-            rows = sum(1 for _ in result) if not isinstance(result, bool) else 1
-        except Exception as exc:  # a query with required parameters: measured by the kg query process
-            out[path.stem] = f"n/a ({type(exc).__name__})"
-            continue
-        out[path.stem] = time.perf_counter() - t
+        rows = run_store(store, resolve(name), params)
+        out[name] = [time.perf_counter() - t, len(rows.rows) or len(rows.triples)]
     return out
 
 
@@ -170,13 +178,14 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT / "../shared/corpora/ml-abstracts.jsonl")
     parser.add_argument("--papers", type=int, action="append", help="corpus sizes [21368 and 100000]")
     parser.add_argument("--workdir", type=Path, help="where corpora and graphs go [a temporary folder]")
-    parser.add_argument("--no-jobs", action="store_true", help="skip the --jobs 2 and --update builds")
+    parser.add_argument("--whole-builds-up-to", type=int, default=30000, metavar="N",
+                        help="time whole `kg build` processes (--jobs 1/2, --update) only for corpora up to N papers [30000]")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
         fn = {"stages": lambda: stages(Path(rest[0]), Path(rest[1])), "tokenizer": lambda: tokenizer(Path(rest[0])),
-              "queries": lambda: queries_in_store(Path(rest[0]))}[kind]
+              "queries": lambda: queries_in_store(Path(rest[0]), rest[1])}[kind]
         print(json.dumps(fn()))
         return
     sizes = args.papers or [21368, 100000]
@@ -201,7 +210,7 @@ def main() -> None:
         print(f"reference spacy.blank('en') alone: {fmt(tok['tokenize'])} s for {tok['tokens']:,} tokens ({n / tok['tokenize']:,.0f} papers/s; spaCy import + blank {fmt(tok['import+blank'])} s)")
         print(f"extract stage / tokenizer = {st['extract'] / tok['tokenize']:.1f}x")
         builds = {}
-        for jobs in (1,) if args.no_jobs else (1, 2):
+        for jobs in (1, 2) if n <= args.whole_builds_up_to else ():
             wall, rss, _ = run_process([*KG, "build", str(corpus), "-o", str(d / f"kg-j{jobs}.ttl"), "--no-render", "--jobs", str(jobs)])
             builds[jobs] = wall
             print(f"whole `kg build --no-render --jobs {jobs}` process: {fmt(wall)} s, peak RSS {rss:.0f} MB, "
@@ -221,20 +230,15 @@ def main() -> None:
                   f"{builds[1] / wall:.1f}x faster than the full build; re-run on all inputs {fmt(again)} s, "
                   f"file unchanged: {(d / 'up.ttl').read_bytes() == before}")
         queries = named_queries()
-        if not queries:
-            print("no named queries (queries/*.rq) to time")
-            continue
-        inproc = child("queries", str(d / "store"))
-        print(f"{'named query':<28}{'in store':>10}{'kg query process':>18}")
-        for path in queries:
-            proc = "-"
-            if query_cli:
-                try:
-                    proc = fmt(run_process([*KG, "query", path.stem, "--store", str(d / "store")])[0])
-                except SystemExit:
-                    proc = "failed"
-            value = inproc.get(path.stem, "-")
-            print(f"{path.stem:<28}{value if isinstance(value, str) else fmt(value):>10}{proc:>18}")
+        paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
+        inproc = child("queries", str(d / "graph.ttl"), paper)
+        print(f"named queries on the persisted store (opened in {fmt(inproc['(open store)'])} s):")
+        print(f"{'query':<22}{'rows':>7}{'in store':>10}{'kg query process':>18}")
+        for name in queries:
+            args_ = [a for k, v in params_for(name, paper).items() for a in ("--param", f"{k}={v}")]
+            proc = fmt(run_process([*KG, "query", name, "--graph", str(d / "graph.ttl"), *args_])[0]) if query_cli else "-"
+            seconds, rows = inproc[name]
+            print(f"{name:<22}{rows:>7}{fmt(seconds):>10}{proc:>18}")
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end; work files in {workdir}")
 
 
