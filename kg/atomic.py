@@ -8,16 +8,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from .errors import OutputError
+
 
 @contextmanager
 def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     """Open a temporary file next to `path`; on success rename it over `path`, on failure delete it.
 
-    A failed or interrupted run therefore leaves the previous output exactly as it was.
+    A failed or interrupted run (any exception, KeyboardInterrupt included) therefore leaves
+    the previous output exactly as it was and no temporary file behind. Failures to create,
+    write or rename the file itself become OutputError naming `path`.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if target.is_dir():
+        raise OutputError(f"{target}: is a directory; give a file name for the output")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as stream:
             yield stream
@@ -25,6 +34,11 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
             os.fsync(stream.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename not in (None, tmp):  # not about our file (e.g. an input read while writing)
+            raise
+        raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, Sequence
 from . import extract, ingest, rdf
 from . import scheme as scheme_
 from .atomic import atomic_write
-from .errors import UsageError
+from .errors import InputError, KgError, UsageError
 from .resources import data_path
 
 SAMPLE_NAME = "icml2024"
@@ -73,10 +73,45 @@ def build(
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
+    got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
     run = extract.make_extractor(extractor, scheme, threshold)
-    got = ingest.read(paths, skip_bad=skip_bad)
-    extractions = parallel.extract(run, got.papers, jobs=jobs, progress=progress)
-    return Built(got.papers, tuple(extractions), scheme, got.problems, tuple(p.name for p in paths), ns)
+    papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
+    return Built(papers, extractions, scheme, (*got.problems, *problems), tuple(p.name for p in paths), ns)
+
+
+def _extract(
+    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool, jobs: int = 1, progress: bool = False
+) -> tuple[tuple[ingest.Paper, ...], tuple[extract.Extraction, ...], tuple[str, ...]]:
+    """Run the extractor over all papers; if it fails, find and name the record it fails on.
+
+    The batch is fast; only after a failure are papers retried one at a time, so that the
+    message names `file:line` (and `skip_bad` can leave that paper out) instead of a traceback.
+    """
+    try:
+        return papers, tuple(parallel.extract(run, papers, jobs=jobs, progress=progress)), ()
+    except KgError:
+        raise
+    except Exception:
+        pass
+    kept: list[ingest.Paper] = []
+    found: list[extract.Extraction] = []
+    problems: list[str] = []
+    for paper in papers:
+        try:
+            (one,) = run((paper,))
+        except KgError:
+            raise
+        except Exception as exc:
+            error = InputError(f"{paper.where}: extraction failed on this record ({type(exc).__name__}: {exc})")
+            if not skip_bad:
+                raise error from exc
+            problems.append(f"skipped {error}")
+            continue
+        kept.append(paper)
+        found.append(one)
+    if not kept:
+        raise InputError(f"no papers to build: extraction failed on all {len(problems)} records, the first: {problems[0].removeprefix('skipped ')}")
+    return tuple(kept), tuple(found), tuple(problems)
 
 
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -16,7 +17,10 @@ DEFAULT_DIR = Path("graphs")
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Report a KgError as 'Error: …' with exit code 1, never a traceback."""
+    """Report any failure as one line 'Error: …' (exit 1; Ctrl-C exits 130), never a traceback.
+
+    Set KG_DEBUG=1 to get the traceback of an unexpected error (a bug in kg) instead.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -24,6 +28,18 @@ def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except KgError as exc:
             raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            # Outputs are written with atomic_write, so an interrupted run leaves them as they were.
+            click.echo("Error: interrupted; outputs not yet written were left as they were", err=True)
+            raise click.exceptions.Exit(130) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("KG_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"unexpected {type(exc).__name__}: {exc} (a bug in kg: please report it; KG_DEBUG=1 shows the traceback)"
+            ) from None
 
     return wrapper
 
@@ -99,31 +115,52 @@ def build(
 
 @cli.command()
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", default="ttl", show_default=True, help="ttl, nt, nq, trig, jsonld or xml.")
+@click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
 @_clean_errors
-def export(graph: Path, fmt: str, output: Path | None) -> None:
-    """Convert a graph file to another RDF format."""
+def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None:
+    """Convert a graph file to another RDF format, or to GraphML/GEXF for Gephi and Cytoscape."""
     from .export import export as export_graph
     from .export import export_bytes
 
     if output is None:
-        click.echo(export_bytes(graph, fmt).decode("utf-8"), nl=False)
+        click.echo(export_bytes(graph, fmt or "ttl", view).decode("utf-8"), nl=False)
     else:
-        export_graph(graph, output, fmt)
+        export_graph(graph, output, fmt, view)
         click.echo(f"wrote {output}")
 
 
 @cli.command()
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@click.option("--view", type=click.Choice(["papers", "concepts"]), help="papers: papers and their concepts [default]; concepts: concepts linked by shared papers.")
+@click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
+@click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
+@click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; 0 = all].")
+@click.option("--title", help="Page heading [from the view and the graph file name].")
 @_clean_errors
-def render(graph: Path, output: Path | None) -> None:
+def render(
+    graph: Path,
+    output: Path | None,
+    view: str | None,
+    concept: str | None,
+    hops: int | None,
+    query: str | None,
+    params: tuple[str, ...],
+    max_nodes: int | None,
+    title: str | None,
+) -> None:
     """Draw a graph as an interactive HTML page that works offline."""
     from .render import render as render_graph
 
-    page = render_graph(graph, output or graph.with_suffix(".html"))
-    click.echo(f"wrote {page}")
+    page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
+                        query=query, params=_params(params), max_nodes=max_nodes, title=title)
+    click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
+    if page.note:
+        click.echo(f"note: {page.note}", err=True)
 
 
 def _update(
@@ -255,6 +292,41 @@ def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: boo
     n = push_graph(graph, endpoint, graph_iri=graph_iri, replace=replace, batch=batch,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
     click.echo(f"pushed {n} triples to {endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
+
+
+# --- analytics: analyze, report -------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Graph file to write [GRAPH itself, replacing any earlier analysis].")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the community detection and sampled betweenness.")
+@click.option("--resolution", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Louvain resolution: above 1, more and smaller communities.")
+@_clean_errors
+def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
+    """Add centrality, communities, related concepts, bridging and similar papers to a graph."""
+    from .analyze import analyze as analyze_graph
+
+    output = output or graph
+    result = analyze_graph(graph, output, seed=seed, resolution=resolution)
+    s = result.summary()
+    click.echo(f"wrote {output}")
+    click.echo(
+        f"{s['concepts']} concepts ranked, {s['communities']} communities of two or more, {s['related']} related pairs, "
+        f"{s['bridges']} bridging papers, {s['similar']} similar pairs"
+    )
+
+
+@cli.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with -report.html].")
+@_clean_errors
+def report(graph: Path, output: Path | None) -> None:
+    """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
+    from .report import report as report_graph
+
+    page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
+    click.echo(f"wrote {page}")
 
 
 def main() -> None:

@@ -21,3 +21,7 @@ class QueryError(KgError):
 
 class UsageError(KgError):
     """Options that do not fit together, or a name that is not registered."""
+
+
+class OutputError(KgError):
+    """An output file cannot be written (no space, no permission, a directory in the way)."""

@@ -50,7 +50,13 @@ def make_nlp():  # -> spacy.Language
     import spacy
 
     _register_components()
+    from spacy.util import compile_infix_regex
+
     nlp = spacy.blank("en")
+    # Split TeX math from words ("$2$-Wasserstein distance" -> "$ 2 $ - Wasserstein distance") so that
+    # terms written right after inline math still match.
+    infixes = [*nlp.Defaults.infixes, r"\$", r"(?<=\$)-(?=[A-Za-z])"]
+    nlp.tokenizer.infix_finditer = compile_infix_regex(infixes).finditer
     nlp.add_pipe("kg_lemma_norm")
     return nlp
 

@@ -250,7 +250,7 @@ def _execute(store, text: str, subs: dict, max_rows: int | None, name: str) -> R
         return Results("select", variables, tuple(rows), name=name)
     except SyntaxError as exc:
         raise QueryError(f"query {name!r}: {syntax_message(str(exc))}") from None
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # pyoxigraph reports evaluation failures as RuntimeError
         raise QueryError(f"query {name!r} failed: {exc}") from None
 
 

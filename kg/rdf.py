@@ -84,7 +84,31 @@ class Namespaces:
 def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
-    return quote(text, safe="-._~") or "x"
+    segment = quote(text, safe="-._~") or "x"
+    # A trailing dot is %-encoded: "." and ".." would be dot-segments (which IRI resolution
+    # removes), and rdflib's Turtle parser rejects the escaped final dot of `author:j\.`.
+    return re.sub(r"\.+$", lambda m: "%2E" * len(m.group()), segment)
+
+
+def paper_slugs(ids: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
+    """A distinct IRI segment for every paper id: its slug, or slug-<hash> if an earlier id took it.
+
+    Slugs fold case and spacing ("A B" and "a-b" both give "a-b"); two different papers
+    must still get two IRIs, else their abstracts and annotations would merge.
+    """
+    out: dict[str, str] = {}
+    taken = set(taken)  # segments already used (by the papers of a graph being updated)
+    for paper_id in ids:
+        if paper_id in out:
+            continue
+        segment = slug(paper_id)
+        salt = ""
+        while segment in taken:
+            salt += "#"
+            segment = f"{slug(paper_id)}-{hashlib.sha256((paper_id + salt).encode()).hexdigest()[:8]}"
+        taken.add(segment)
+        out[paper_id] = segment
+    return out
 
 
 def build_time() -> datetime:
@@ -160,13 +184,23 @@ def paper_triples(
     ns: Namespaces = Namespaces(),
     authors: set[str] | None = None,
     venues: set[str] | None = None,
+    segments: dict[str, str] | None = None,
 ) -> Iterator:
-    """The triples of each paper in order; authors and venues already in `authors`/`venues` are not described again."""
+    """The triples of each paper in order; authors and venues already in `authors`/`venues` are not described again.
+
+    `segments` gives each paper id its IRI segment (paper_slugs of the ids when None).
+    """
     authors = set() if authors is None else authors
     venues = set() if venues is None else venues
+    segments = paper_slugs(p.id for p in papers) if segments is None else segments
     terms = _terms()
     for paper, extraction in zip(papers, extractions, strict=True):
-        yield from _paper(paper, extraction, ns, build, venues, authors, terms)
+        try:
+            # Made as a list so that a record that cannot become RDF fails before any of it is written.
+            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors, terms))
+        except Exception as exc:  # a value no term constructor accepts: name the record, not the stack
+            raise InputError(f"{paper.where or paper.id}: cannot turn this record into RDF ({type(exc).__name__}: {exc})") from exc
+        yield from made
 
 
 @lru_cache(maxsize=1)
@@ -193,12 +227,12 @@ def _terms() -> dict:
     return terms
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = t["a"]
-    p = N(ns.paper(paper.id))
+    p = N(f"{ns.base}paper/{segment}")
     yield T(p, a, t["ResearchPaper"])
     yield T(p, t["identifier"], L(paper.id))
     if paper.title:
@@ -227,7 +261,7 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, build, venues: set[str]
         venues.add(venue.value)
         yield T(venue, a, t["Proceedings"])
         yield T(venue, t["label"], L(paper.venue))
-    key = f"{ns.base}annotation/{slug(paper.id)}-"
+    key = f"{ns.base}annotation/{segment}-"
     n = 0
     # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
     offset, score_of, node = t["offsets"], t["scores"], t["nodes"]
@@ -281,8 +315,29 @@ def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namesp
     items: Iterable = triples_
     if rdf_format.supports_datasets:
         items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)
+    if rdf_format == ox.RdfFormat.RDF_XML:
+        items = _xml_checked(items)
     prefixes = ns.prefixes() if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML) else None
     ox.serialize(items, stream, format=rdf_format, prefixes=prefixes)
+
+
+# Characters XML 1.0 cannot carry (most C0 controls, surrogates, U+FFFE/U+FFFF), and \r,
+# which XML parsers turn into \n. Ingest folds them all into spaces; a graph read from
+# elsewhere may still hold them, and pyoxigraph would write them raw (invalid XML).
+_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_checked(items: Iterable) -> Iterator:
+    """Pass triples through, failing on the first string that RDF/XML cannot carry."""
+    for item in items:
+        for term in (item.subject, item.object):
+            bad = _NOT_XML.search(term.value)
+            if bad:
+                raise UsageError(
+                    f"cannot write RDF/XML: {term.value[:40]!r}… holds U+{ord(bad.group()):04X}, which XML 1.0 cannot carry; "
+                    "use ttl, nt or jsonld"
+                )
+        yield item
 
 
 def read_triples(path: str | Path) -> list:
@@ -307,10 +362,12 @@ def load(path: str | Path):  # -> rdflib.Graph
     import pyoxigraph as ox
     from oxrdflib import OxigraphStore
     from rdflib import Graph
+    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     store = ox.Store()
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in read_triples(path))
-    graph = Graph(store=OxigraphStore(store=store))
+    # The triples sit in the store's default graph; rdflib must be told to look there.
+    graph = Graph(store=OxigraphStore(store=store), identifier=DATASET_DEFAULT_GRAPH_ID)
     for prefix, iri in Namespaces().prefixes().items():
         graph.bind(prefix, iri)
     return graph

@@ -50,6 +50,7 @@ class _Existing:
 
     triples: list
     papers: dict[str, str] = field(default_factory=dict)  # paper IRI -> sha256 of its abstract
+    ids: dict[str, str] = field(default_factory=dict)  # paper id (dcterms:identifier) -> paper IRI
     builds: list[str] = field(default_factory=list)
     authors: set[str] = field(default_factory=set)
     venues: set[str] = field(default_factory=set)
@@ -98,14 +99,18 @@ def update(
         )
     new: list[ingest.Paper] = []
     replaced: set[str] = set()
+    folder = ns.base + "paper/"
+    segments: dict[str, str] = {}
     for paper in got.papers:
-        iri = ns.paper(paper.id)
-        known = existing.papers.get(iri)
-        if known == digest(paper.abstract):
+        iri = existing.ids.get(paper.id)
+        if iri is not None and existing.papers.get(iri) == digest(paper.abstract):
             continue
-        if known is not None:
-            replaced.add(iri)
+        if iri is not None:
+            replaced.add(iri)  # a changed paper keeps its IRI
+            segments[paper.id] = iri[len(folder):]
         new.append(paper)
+    taken = (iri[len(folder):] for iri in existing.papers if iri.startswith(folder))
+    segments.update(rdf.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
     unchanged = len(got.papers) - len(new)
     if not new:
         if out != graph:
@@ -118,7 +123,7 @@ def update(
     build = rdf.build_node(new, ns)
     added = [
         *rdf.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
-        *rdf.paper_triples(new, extractions, build, ns=ns, authors=existing.authors, venues=existing.venues),
+        *rdf.paper_triples(new, extractions, build, ns=ns, authors=existing.authors, venues=existing.venues, segments=segments),
     ]
     if replaced or fmt not in ("ttl", "nt") or rdf.format_for(None, graph) != fmt:
         _rewrite(out, _without(existing.triples, replaced), added, fmt, ns)
@@ -141,6 +146,7 @@ def _scan(graph: Path) -> _Existing:
     triples = rdf.read_triples(graph)
     found = _Existing(triples)
     a, abstract, version = rdf.RDF + "type", rdf.DCTERMS + "abstract", rdf.KG + "schemeVersion"
+    identifier = rdf.DCTERMS + "identifier"
     body, target, source = rdf.OA + "hasBody", rdf.OA + "hasTarget", rdf.OA + "hasSource"
     bodies: dict[str, str] = {}
     targets: dict[str, str] = {}
@@ -149,6 +155,8 @@ def _scan(graph: Path) -> _Existing:
         p = t.predicate.value
         if p == abstract:
             found.papers[t.subject.value] = digest(t.object.value)
+        elif p == identifier:
+            found.ids[t.object.value] = t.subject.value
         elif p == body:
             bodies[t.subject.value] = t.object.value
         elif p == target:

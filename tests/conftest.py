@@ -32,6 +32,58 @@ def sample_ttl(sample_built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kg.write(sample_built, tmp_path_factory.mktemp("sample") / "icml2024.ttl")
 
 
+def synthetic_triples(papers: int, concepts: int = 150, areas: int = 8, seed: int = 1) -> list:
+    """A connected graph without extraction: each paper is about 2-5 concepts (popularity ~ 1/rank) under a few areas."""
+    import random
+
+    import pyoxigraph as ox
+
+    from kg.rdf import DCTERMS, FABIO, RDF, RDFS, SKOS
+
+    rnd = random.Random(seed)
+    N, L, T, a = ox.NamedNode, ox.Literal, ox.Triple, ox.NamedNode(RDF + "type")
+    tops = [N(f"https://w3id.org/kg/concept/area-{i}") for i in range(areas)]
+    nodes = [N(f"https://w3id.org/kg/concept/c-{i}") for i in range(concepts)]
+    out = []
+    for i, c in enumerate(tops):
+        out += [T(c, a, N(SKOS + "Concept")), T(c, N(SKOS + "prefLabel"), L(f"area {i}"))]
+    for i, c in enumerate(nodes):
+        out += [T(c, a, N(SKOS + "Concept")), T(c, N(SKOS + "prefLabel"), L(f"concept {i}")), T(c, N(SKOS + "broader"), tops[i % areas])]
+    weights = [1 / (i + 1) for i in range(concepts)]
+    for j in range(papers):
+        p = N(f"https://w3id.org/kg/paper/p{j}")
+        out += [T(p, a, N(FABIO + "ResearchPaper")), T(p, N(DCTERMS + "title"), L(f"Synthetic paper {j}")), T(p, N(RDFS + "label"), L(f"Synthetic paper {j}"))]
+        for c in sorted(set(rnd.choices(nodes, weights=weights, k=rnd.randint(2, 5))), key=lambda n: n.value):
+            out.append(T(p, N(DCTERMS + "subject"), c))
+    return out
+
+
+HOSTILE_TITLE = "<img src=x onerror=window.__pwned=1> Reinforcement learning & <b>bold</b>"
+HOSTILE_ABSTRACT = (
+    "We study reinforcement learning for large language models. </script><script>window.__pwned=2</script> "
+    "The \u2028line separator and <!-- comments --> must stay text; diffusion models too."
+)
+
+
+@pytest.fixture(scope="session")
+def hostile_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A graph whose title, abstract, venue and author carry script: rendering must show it as text."""
+    import json
+
+    import kg
+
+    folder = tmp_path_factory.mktemp("hostile")
+    records = [
+        {"id": "evil-1", "title": HOSTILE_TITLE, "abstract": HOSTILE_ABSTRACT, "venue": "<svg onload=window.__pwned=3>",
+         "year": 2024, "authors": ["<script>window.__pwned=4</script>"]},
+        {"id": "plain-2", "title": "Offline reinforcement learning at scale", "venue": "ICML", "year": 2024,
+         "abstract": "Offline reinforcement learning learns from a fixed data set; we also use diffusion models."},
+    ]
+    source = folder / "hostile.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return kg.write(kg.build([source]), folder / "hostile.ttl")
+
+
 @pytest.fixture(scope="session")
 def mini_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Five papers on a six-concept scheme (offline RL and RLHF below RL), written as Turtle."""
@@ -42,3 +94,24 @@ def mini_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
     built = kg.build([FIXTURES / "query" / "mini-papers.jsonl"], schemes=[FIXTURES / "query" / "mini-scheme.ttl"], default_scheme=False)
     return kg.write(built, tmp_path_factory.mktemp("mini") / "mini.ttl")
+
+
+@pytest.fixture(scope="session")
+def two_topics_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two-topics corpus (tests/fixtures/two-topics/README.md), built with its own scheme only."""
+    import kg
+
+    folder = FIXTURES / "two-topics"
+    # threshold 0: every matched concept is a subject, so the expectations do not hang on salience scoring.
+    built = kg.build([folder / "papers.jsonl"], schemes=[folder / "scheme.ttl"], default_scheme=False, threshold=0.0)
+    return kg.write(built, tmp_path_factory.mktemp("two-topics") / "two-topics.ttl")
+
+
+@pytest.fixture(scope="session")
+def sample_analyzed_ttl(sample_ttl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample plus `kg analyze` results, so every named query has rows to return."""
+    import kg
+
+    out = tmp_path_factory.mktemp("sample-analyzed") / "icml2024.ttl"
+    kg.analyze(sample_ttl, out)
+    return out

@@ -77,7 +77,7 @@ def test_export_to_stdout_and_unknown_format(runner: CliRunner) -> None:
     assert result.exit_code == 0 and "<https://w3id.org/kg/paper/p1>" in result.output
     result = runner.invoke(cli, ["export", "g.ttl", "--format", "docx"])
     assert result.exit_code == 1
-    assert result.output.startswith("Error: unknown RDF format 'docx' (available: ttl, nt")
+    assert result.output.startswith("Error: unknown export format 'docx' (available: ttl, nt")
 
 
 def test_export_of_a_missing_graph_says_how_to_make_one(runner: CliRunner) -> None:

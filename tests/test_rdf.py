@@ -136,3 +136,13 @@ def test_slug_makes_valid_iri_segments() -> None:
     assert rdf.slug("Alan Turing") == "alan-turing"
     assert rdf.slug("a/b#c?d") == "a-b-c-d"
     assert rdf.slug("Müller <x>") == "m%C3%BCller-%3Cx%3E"
+
+
+def test_load_gives_an_rdflib_graph_over_oxigraph(tiny, tmp_path: Path) -> None:
+    path = kg.write(tiny, tmp_path / "tiny.ttl")
+    graph = kg.load(path)
+    reference = Graph().parse(path, format="turtle")
+    assert len(graph) == len(reference) > 100
+    assert graph.store.__class__.__name__ == "OxigraphStore"
+    rows = graph.query("SELECT ?p WHERE { ?p dcterms:subject ?c } ORDER BY ?p")  # kg.load binds the prefixes
+    assert {str(r[0]) for r in rows} == {str(p) for p in reference.subjects(DCTERMS.subject)}

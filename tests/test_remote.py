@@ -71,7 +71,8 @@ def _params(graph: Path) -> dict[str, dict]:
     }
 
 
-def test_pushed_store_answers_the_named_queries_as_the_local_graph(oxigraph: str, sample_ttl: Path) -> None:
+def test_pushed_store_answers_the_named_queries_as_the_local_graph(oxigraph: str, sample_analyzed_ttl: Path) -> None:
+    sample_ttl = sample_analyzed_ttl  # analysed, so related-concepts, communities and similar-papers have rows too
     n = kg.push(sample_ttl, f"{oxigraph}/update", batch=500)  # several batches
     assert n == len(kg.rdf.read_triples(sample_ttl))
     params = _params(sample_ttl)

@@ -1,0 +1,381 @@
+"""What `kg render` draws: papers, concepts, neighbourhoods and CONSTRUCT results as plain node/edge views."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections import Counter, deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping
+
+from .errors import UsageError
+from .rdf import DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
+from .scheme import Concept, Scheme
+
+DEFAULT_MAX_NODES = 500  # measured: 500 nodes settle in ~2.5 s in headless Chromium; 2,000 are an unreadable blob
+VIEWS = ("papers", "concepts")
+SNIPPET = 90  # characters of context on each side of a mention
+
+
+@dataclass(frozen=True)
+class Node:
+    """One drawn node; `info` holds the plain-text facts its tooltip shows (escaped at draw time)."""
+
+    id: str
+    label: str
+    kind: str  # "paper", "concept" or another class name (query views)
+    area: str = ""  # legend group: a concept's top-level area, or the kind
+    weight: float = 1.0  # papers of a concept; drives the node size
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One drawn edge; `weight` is 1 or the number of shared papers."""
+
+    source: str
+    target: str
+    weight: float = 1.0
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class View:
+    """Nodes and edges to draw, what was left out, and the node to centre on."""
+
+    title: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    note: str = ""
+    focus: str | None = None
+    total: int = 0  # nodes before --max-nodes
+
+
+class GraphIndex:
+    """The facts of a kg graph that views need, read once from its triples."""
+
+    def __init__(self, triples: Iterable) -> None:
+        self.types: dict[str, set[str]] = {}
+        self.values: dict[str, dict[str, list[str]]] = {}
+        self.subjects: list[tuple[str, str]] = []
+        self.broader: dict[str, list[str]] = {}
+        self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
+        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact")}
+        selectors: dict[str, list[str]] = {}
+        has_selector = OA + "hasSelector"
+        keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
+                SKOS + "prefLabel", SKOS + "altLabel", SKOS + "definition", FOAF + "name", DCTERMS + "creator"}
+        # Read the predicate first and skip what no view uses (the annotations' own rdf:types are most of a graph).
+        rdf_type, subject, broader = RDF + "type", DCTERMS + "subject", SKOS + "broader"
+        top_of, has_top = SKOS + "topConceptOf", SKOS + "hasTopConcept"
+        skip_types = {OA + "Annotation", OA + "SpecificResource", OA + "TextPositionSelector", OA + "TextQuoteSelector"}
+        for t in triples:
+            p = t.predicate.value
+            if p in ann:  # one flat map per annotation predicate: most triples of a graph are these
+                ann[p][t.subject.value] = t.object.value
+            elif p == has_selector:
+                selectors.setdefault(t.subject.value, []).append(t.object.value)
+            elif p == rdf_type:
+                if t.object.value not in skip_types:
+                    self.types.setdefault(_key(t.subject), set()).add(t.object.value)
+            elif p == subject:
+                self.subjects.append((_key(t.subject), _key(t.object)))
+            elif p == broader:
+                self.broader.setdefault(_key(t.subject), []).append(_key(t.object))
+            elif p == top_of:
+                self.declared_tops.add(_key(t.subject))
+            elif p == has_top:
+                self.declared_tops.add(_key(t.object))
+            elif p in keep and _english(t.object):
+                self.values.setdefault(_key(t.subject), {}).setdefault(p, []).append(t.object.value)
+        self.papers = sorted(s for s, ts in self.types.items() if FABIO + "ResearchPaper" in ts)
+        self.subjects = sorted(set(self.subjects))
+        self.concepts_of: dict[str, list[str]] = {}
+        for p, c in self.subjects:
+            self.concepts_of.setdefault(p, []).append(c)
+        self.links = _links(ann, selectors)
+        concepts = {s for s, ts in self.types.items() if SKOS + "Concept" in ts} | {c for _, c in self.subjects}
+        self.scheme = Scheme((), (), {c: self._concept(c) for c in sorted(concepts)}, ())
+        self.paper_count = Counter(c for _, c in self.subjects)
+        self.areas = self._areas()
+
+    def first(self, node: str, *predicates: str) -> str | None:
+        """The first value of the first predicate that `node` has."""
+        for p in predicates:
+            got = self.values.get(node, {}).get(p)
+            if got:
+                return min(got)  # several values: pick one deterministically
+        return None
+
+    def label(self, node: str) -> str:
+        """A readable name: prefLabel, title, rdfs:label, foaf:name, else the end of the IRI."""
+        got = self.first(node, SKOS + "prefLabel", DCTERMS + "title", RDFS + "label", FOAF + "name")
+        return got or node.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1] or node
+
+    def _concept(self, iri: str) -> Concept:
+        alt = tuple(sorted(self.values.get(iri, {}).get(SKOS + "altLabel", [])))
+        return Concept(iri, self.label(iri), alt, (), tuple(sorted(self.broader.get(iri, []))), None, ())
+
+    def _areas(self) -> dict[str, str]:
+        """Each concept's top-level area: the nearest declared top concept up its skos:broader chain.
+
+        Schemes that declare no top concepts fall back to the roots (Scheme.top); below a single
+        root, the root's children are the areas, so that one catch-all root does not colour everything.
+        """
+        concepts = self.scheme.concepts
+        if self.declared_tops:
+            return {c: self._nearest_top(c) for c in concepts}
+        tops = {c: self.scheme.top(c) for c in concepts}
+        roots = set(tops.values())
+        if len(roots) != 1:
+            return tops
+        (root,) = roots
+        areas = {}
+        for c in concepts:
+            under = [a for a in self.scheme.ancestors(c) | {c} if root in concepts[a].broader]
+            areas[c] = min(under, key=lambda a: (concepts[a].label, a)) if under else root
+        return areas
+
+    def _nearest_top(self, concept: str) -> str:
+        """Breadth-first up skos:broader: the first level holding a declared top concept (first by label)."""
+        level, seen = {concept}, {concept}
+        while level:
+            found = level & self.declared_tops
+            if found:
+                return min(found, key=lambda a: (self.label(a), a))
+            level = {b for c in level for b in self.broader.get(c, ()) if b not in seen}
+            seen |= level
+        return self.scheme.top(concept)
+
+    def paper_info(self, paper: str) -> dict[str, Any]:
+        """Tooltip facts of a paper: title, venue, year, concepts with scores, one evidence snippet."""
+        venue = self.first(paper, DCTERMS + "isPartOf")
+        linked = sorted(
+            ((c, self.links.get((paper, c), (None, None))[0]) for c in self.concepts_of.get(paper, ())),
+            key=lambda cs: (-(cs[1] or 0), self.label(cs[0])),
+        )
+        info: dict[str, Any] = {
+            "title": self.first(paper, DCTERMS + "title", RDFS + "label") or self.label(paper),
+            "venue": self.label(venue) if venue else None,
+            "year": self.first(paper, FABIO + "hasPublicationYear"),
+            "concepts": [[self.label(c), s] for c, s in linked],
+        }
+        for c, _ in linked:
+            evidence = self._evidence(paper, c)
+            if evidence:
+                info["evidence"] = evidence
+                break
+        return info
+
+    def _evidence(self, paper: str, concept: str) -> list[str] | None:
+        """[before, exact, after] around the first mention of `concept` in the paper's abstract."""
+        _, mention = self.links.get((paper, concept), (None, None))
+        if mention is None:
+            return None
+        start, exact = mention
+        abstract = self.first(paper, DCTERMS + "abstract") or ""
+        if abstract[start : start + len(exact)] != exact:
+            return ["", exact, ""]
+        before = abstract[max(0, start - SNIPPET) : start]
+        after = abstract[start + len(exact) : start + len(exact) + SNIPPET]
+        if start > SNIPPET:
+            before = "…" + before.split(" ", 1)[-1]
+        if start + len(exact) + SNIPPET < len(abstract):
+            after = after.rsplit(" ", 1)[0] + "…"
+        return [before, exact, after]
+
+    def concept_info(self, concept: str) -> dict[str, Any]:
+        """Tooltip facts of a concept: label, area, broader, paper count, definition."""
+        c = self.scheme.concepts.get(concept)
+        return {
+            "title": self.label(concept),
+            "area": self.label(self.areas.get(concept, concept)),
+            "broader": [self.label(b) for b in (c.broader if c else ())],
+            "papers": self.paper_count.get(concept, 0),
+            "definition": self.first(concept, SKOS + "definition"),
+        }
+
+    def concept_node(self, concept: str) -> Node:
+        return Node(concept, self.label(concept), "concept", self.label(self.areas.get(concept, concept)),
+                    float(self.paper_count.get(concept, 0)), self.concept_info(concept))
+
+    def paper_node(self, paper: str) -> Node:
+        info = self.paper_info(paper)
+        return Node(paper, info["title"], "paper", "paper", 1.0, info)
+
+    def find_concept(self, text: str) -> str:
+        """The concept named `text` (label, alt label, IRI or slug, any case)."""
+        wanted = text.strip().casefold()
+        for c, concept in self.scheme.concepts.items():
+            names = {n.casefold() for n in concept.labels} | {c.casefold(), c.rsplit("/", 1)[-1].casefold()}
+            if wanted in names:
+                return c
+        labels = sorted(c.label for c in self.scheme.concepts.values())
+        close = difflib.get_close_matches(text, labels, n=5, cutoff=0.5)
+        hint = f"did you mean: {', '.join(close)}" if close else f"{len(labels)} concepts in the graph, e.g. {', '.join(labels[:5])}"
+        raise UsageError(f"concept {text!r} not found in the graph ({hint})")
+
+
+def papers_view(index: GraphIndex, title: str) -> View:
+    """Every paper and the concepts it is about (dcterms:subject)."""
+    used = sorted({c for _, c in index.subjects}, key=lambda c: (index.label(c), c))
+    nodes = [index.paper_node(p) for p in index.papers]
+    nodes += [index.concept_node(c) for c in used]
+    known = set(index.papers) | set(used)
+    edges = [Edge(p, c) for p, c in index.subjects if p in known]
+    return View(title, tuple(nodes), tuple(edges), total=len(nodes))
+
+
+def concepts_view(index: GraphIndex, title: str) -> View:
+    """Concepts only, linked when papers share them; the edge weight is the number of shared papers."""
+    by_paper: dict[str, list[str]] = {}
+    for p, c in index.subjects:
+        by_paper.setdefault(p, []).append(c)
+    pairs: Counter[tuple[str, str]] = Counter()
+    for cs in by_paper.values():  # a Counter of pairs: 40x faster than networkx's projection (MEASURED.md)
+        cs = sorted(set(cs))
+        pairs.update((a, b) for i, a in enumerate(cs) for b in cs[i + 1 :])
+    nodes = [index.concept_node(c) for c in sorted(index.paper_count, key=lambda c: (index.label(c), c))]
+    edges = [Edge(a, b, float(n), f"{n} shared paper{'s' if n != 1 else ''}") for (a, b), n in sorted(pairs.items())]
+    return View(title, tuple(nodes), tuple(edges), total=len(nodes))
+
+
+def neighbourhood(view: View, focus: str, hops: int) -> View:
+    """The part of a view within `hops` edges of `focus`."""
+    if hops < 0:
+        raise UsageError(f"--hops must be 0 or more, not {hops}")
+    adjacent: dict[str, set[str]] = {}
+    for e in view.edges:
+        adjacent.setdefault(e.source, set()).add(e.target)
+        adjacent.setdefault(e.target, set()).add(e.source)
+    distance = {focus: 0}
+    todo = deque([focus])
+    while todo:
+        node = todo.popleft()
+        if distance[node] < hops:
+            for other in sorted(adjacent.get(node, ())):
+                if other not in distance:
+                    distance[other] = distance[node] + 1
+                    todo.append(other)
+    nodes = tuple(n for n in view.nodes if n.id in distance)
+    edges = tuple(e for e in view.edges if e.source in distance and e.target in distance)
+    return replace(view, nodes=nodes, edges=edges, focus=focus, total=len(nodes))
+
+
+def limit(view: View, max_nodes: int) -> View:
+    """Keep the `max_nodes` most connected nodes (the focus first) and say what was left out; 0 keeps all."""
+    if max_nodes < 0:
+        raise UsageError(f"--max-nodes must be 0 (no limit) or more, not {max_nodes}")
+    if max_nodes == 0 or len(view.nodes) <= max_nodes:
+        return view
+    degree: Counter[str] = Counter()
+    strength: Counter[str] = Counter()
+    for e in view.edges:
+        for end in (e.source, e.target):
+            degree[end] += 1
+            strength[end] += e.weight
+    ranked = sorted(view.nodes, key=lambda n: (n.id != view.focus, -degree[n.id], -strength[n.id], n.label, n.id))
+    # Unlinked nodes carry no structure: once a view is cut, they never fill the places left.
+    kept = [n for n in ranked[:max_nodes] if degree[n.id] or n.id == view.focus]
+    ids = {n.id for n in kept}
+    dropped = [n for n in ranked if n.id not in ids]
+    nodes = tuple(n for n in view.nodes if n.id in ids)
+    edges = tuple(e for e in view.edges if e.source in ids and e.target in ids)
+    by_kind = Counter(n.kind for n in dropped)
+    parts = []
+    for kind, k in sorted(by_kind.items(), key=lambda kk: (kk[0] != "concept", kk[0])):
+        names = [n.label for n in dropped if n.kind == kind][:5] if kind == "concept" else []
+        more = ", …" if len(names) < k else ""
+        parts.append(f"{k:,} {_plural(kind, k)}" + (f" ({', '.join(names)}{more})" if names else ""))
+    most = max((degree[n.id] for n in dropped), default=0)
+    links = f"with at most {most} link{'s' if most != 1 else ''} each" if most else "with no links"
+    note = (
+        f"Showing the {len(kept):,} most connected of {len(view.nodes):,} nodes. Left out: {' and '.join(parts)}, "
+        f"{links}. Raise --max-nodes (0 shows everything) to see them."
+    )
+    return replace(view, nodes=nodes, edges=edges, note=note, total=len(view.nodes))
+
+
+def result_view(index: GraphIndex, triples: Iterable, title: str) -> View:
+    """The graph a CONSTRUCT returned: resources as nodes, links as edges, literals in tooltips."""
+    local = GraphIndex(triples_ := list(triples))
+    nodes: dict[str, Node] = {}
+    edges: set[Edge] = set()
+    rows: dict[str, list[list[str]]] = {}
+
+    def node(key: str) -> None:
+        if key in nodes:
+            return
+        kinds = index.types.get(key, set()) | local.types.get(key, set())
+        if FABIO + "ResearchPaper" in kinds:
+            nodes[key] = index.paper_node(key)
+        elif SKOS + "Concept" in kinds or key in index.scheme.concepts:
+            nodes[key] = index.concept_node(key)
+        else:
+            kind = min((_local(k) for k in kinds), default="resource")
+            label = local.label(key) if key in local.values else index.label(key)
+            nodes[key] = Node(key, label, kind, kind, 1.0, {"title": label, "type": sorted(_local(k) for k in kinds)})
+
+    for t in triples_:
+        s = _key(t.subject)
+        node(s)
+        if t.predicate.value == RDF + "type":
+            continue
+        if type(t.object).__name__ == "Literal":
+            rows.setdefault(s, []).append([_local(t.predicate.value), t.object.value])
+        else:
+            o = _key(t.object)
+            node(o)
+            edges.add(Edge(s, o, 1.0, _local(t.predicate.value)))
+    drawn = []
+    for key, n in nodes.items():
+        if key in rows:
+            n = replace(n, info={**n.info, "rows": sorted(rows[key])[:12]})
+        drawn.append(n)
+    drawn.sort(key=lambda n: (n.kind, n.label, n.id))
+    return View(title, tuple(drawn), tuple(sorted(edges, key=lambda e: (e.source, e.target, e.label))), total=len(drawn))
+
+
+def size(weight: float, biggest: float) -> float:
+    """Node radius in pixels: area grows with the paper count."""
+    return round(10 + 30 * math.sqrt(max(weight, 0) / max(biggest, 1)), 1)
+
+
+def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]]:
+    """(paper, concept) → (best score, first mention as (start, exact)) from the oa:Annotations."""
+    body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
+    source, start_of, exact_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"]
+    out: dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]] = {}
+    for a, concept in body.items():
+        target = target_of.get(a)
+        if target not in source:
+            continue
+        key = (source[target], concept)
+        score = float(score_of[a]) if a in score_of else None
+        sels = selectors.get(target, ())
+        starts = [int(start_of[q]) for q in sels if q in start_of]
+        exacts = [exact_of[q] for q in sels if q in exact_of]
+        mention = (starts[0], exacts[0] if exacts else "") if starts else None
+        old_score, old_mention = out.get(key, (None, None))
+        best = max((s for s in (score, old_score) if s is not None), default=None)
+        first = min((m for m in (mention, old_mention) if m is not None), default=None)
+        out[key] = (best, first)
+    return out
+
+
+def _key(term) -> str:
+    """A node id: the IRI, or `_:id` for a blank node."""
+    return term.value if type(term).__name__ == "NamedNode" else f"_:{term.value}"
+
+
+def _plural(kind: str, count: int) -> str:
+    return kind if count == 1 or kind.endswith("s") else kind + "s"
+
+
+def _local(iri: str) -> str:
+    return iri.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _english(term) -> bool:
+    lang = getattr(term, "language", None)
+    return lang is None or str(lang).startswith("en")

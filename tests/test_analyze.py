@@ -1,0 +1,151 @@
+"""`kg analyze`: centrality, communities, related concepts, bridging and similar papers, as RDF."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import kg
+from kg.cli import cli
+from kg.resources import data_path
+
+EX = "https://example.org/concept/"
+KG = "https://w3id.org/kg/ontology#"
+ASTRONOMY = {EX + c for c in ("quasar-lensing", "pulsar-timing", "nebula-mapping")}
+BIOLOGY = {EX + c for c in ("protein-folding", "gene-editing", "cell-imaging")}
+
+
+def _store(path: Path):
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    store.bulk_load(path=str(path), format=ox.RdfFormat.TURTLE)
+    return store
+
+
+def _run(graph: Path, name: str, **params) -> list[dict]:
+    """Run a named query through kg.query, which binds the parameters as RDF terms."""
+    return list(kg.query(name, params, graph=graph))
+
+
+@pytest.fixture(scope="module")
+def sample_analyzed(sample_ttl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample, analysed by the CLI in place."""
+    path = tmp_path_factory.mktemp("analyzed") / "icml2024.ttl"
+    shutil.copy(sample_ttl, path)
+    result = CliRunner().invoke(cli, ["analyze", str(path)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {path}" in result.output
+    return path
+
+
+def test_two_topics_analysis_recovers_the_construction(two_topics_ttl: Path) -> None:
+    result = kg.analyze(two_topics_ttl)
+    assert {frozenset(c) for c in result.communities} == {frozenset(ASTRONOMY), frozenset(BIOLOGY)}
+    assert [b.paper.rsplit("/", 1)[-1] for b in result.bridges] == ["bridge"]
+    assert result.bridges[0].communities == (1, 2)
+    assert result.bridges[0].betweenness == 1.0  # every path from one area to the other goes through it
+    assert sum(result.pagerank.values()) == pytest.approx(1, abs=1e-4)
+    # the two concepts linked across areas have one more neighbour than the rest of their area
+    for area in (ASTRONOMY, BIOLOGY):
+        assert max(area, key=result.pagerank.get) in {EX + "quasar-lensing", EX + "protein-folding"}
+    best: dict[str, tuple[float, str]] = {}
+    for s in result.similar:
+        for x, y in ((s.a, s.b), (s.b, s.a)):
+            best[x] = max(best.get(x, (0.0, "")), (s.score, y))
+    for i in range(1, 5):
+        assert best[f"https://w3id.org/kg/paper/a{i}"][1].rsplit("/", 1)[-1].startswith("a")
+        assert best[f"https://w3id.org/kg/paper/b{i}"][1].rsplit("/", 1)[-1].startswith("b")
+
+
+def test_two_topics_rdf_reads_back_through_the_named_queries(two_topics_ttl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "analysed.ttl"
+    kg.analyze(two_topics_ttl, out)
+    members: dict[str, set[str]] = {}
+    for row in _run(out, "communities"):
+        members.setdefault(row["community"], set()).add(row["member"])
+    assert sorted(members.values(), key=sorted) == sorted([ASTRONOMY, BIOLOGY], key=sorted)
+    rows = _run(out, "related-concepts", concept="quasar lensing")  # a label, resolved by kg.query
+    weights = {r["related"]: r["papers"] for r in rows}
+    assert weights == {EX + "pulsar-timing": 4, EX + "nebula-mapping": 4, EX + "protein-folding": 1}
+    assert all(r["concept"] == EX + "quasar-lensing" for r in rows)
+    assert {r["related"] for r in _run(out, "related-concepts", concept="quasar lensing", min=2)} == {EX + "pulsar-timing", EX + "nebula-mapping"}
+    similar = _run(out, "similar-papers", paper="a1")
+    assert similar and all(r["paper"].endswith("/a1") for r in similar)
+    assert similar[0]["similar"].rsplit("/", 1)[-1] in {"a2", "a3", "a4"}  # ordered by score
+
+
+def test_sample_analysis_reads_back_with_sparql(sample_analyzed: Path) -> None:
+    store = _store(sample_analyzed)
+    subjects = {r["c"].value for r in store.query("SELECT DISTINCT ?c WHERE { ?p <http://purl.org/dc/terms/subject> ?c }")}
+    rows = _run(sample_analyzed, "communities", min=1)
+    membership = Counter(r["member"] for r in rows)
+    assert set(membership) == subjects and set(membership.values()) == {1}  # each concept in exactly one community
+    assert all(r["pagerank"] is not None for r in rows)
+    # related-concepts agrees with shared papers counted by SPARQL over dcterms:subject alone
+    shared = {
+        (r["a"].value, r["b"].value): int(r["n"].value)
+        for r in store.query(
+            "SELECT ?a ?b (COUNT(?p) AS ?n) WHERE { ?p <http://purl.org/dc/terms/subject> ?a, ?b FILTER (STR(?a) < STR(?b)) } GROUP BY ?a ?b"
+        )
+    }
+    related = _run(sample_analyzed, "related-concepts")
+    assert related, "the sample has concepts that share papers"
+    for r in related:
+        assert r["papers"] == shared[tuple(sorted((r["concept"], r["related"])))]
+    one = related[0]["concept"]
+    assert {r["concept"] for r in _run(sample_analyzed, "related-concepts", concept=one)} == {one}
+    assert all(r["size"] >= 2 for r in _run(sample_analyzed, "communities"))  # singletons only on request
+
+
+def test_analysis_adds_only_iris_and_keeps_the_input(sample_ttl: Path, sample_analyzed: Path) -> None:
+    from kg.rdf import read_triples
+
+    before = set(read_triples(sample_ttl))
+    after = set(read_triples(sample_analyzed))
+    assert before <= after and len(after) > len(before)
+    assert not any(t.subject.__class__.__name__ == "BlankNode" or t.object.__class__.__name__ == "BlankNode" for t in after)
+    declared = (data_path("ontology") / "analysis.ttl").read_text(encoding="utf-8")
+    for t in after - before:
+        if t.predicate.value.startswith(KG):
+            assert f"kg:{t.predicate.value[len(KG):]} a owl:" in declared  # every property is documented
+
+
+def test_reanalysing_replaces_and_is_byte_identical(sample_analyzed: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again.ttl"
+    result = CliRunner().invoke(cli, ["analyze", str(sample_analyzed), "-o", str(again)])
+    assert result.exit_code == 0, result.output
+    assert again.read_bytes() == sample_analyzed.read_bytes()
+
+
+def test_output_does_not_depend_on_hash_seed(two_topics_ttl: Path, tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"seed{seed}.ttl"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "kg", "analyze", str(two_topics_ttl), "-o", str(out)], check=True, env=env, capture_output=True)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_missing_graph_is_a_clean_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "nope.ttl")])
+    assert result.exit_code == 1
+    assert "Error:" in result.output and "nope.ttl: no such graph file" in result.output
+
+
+def test_failed_analysis_leaves_the_output_alone(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("this is not turtle", encoding="utf-8")
+    out = tmp_path / "out.ttl"
+    out.write_text("previous", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["analyze", str(bad), "-o", str(out)])
+    assert result.exit_code == 1 and "not valid RDF" in result.output
+    assert out.read_text(encoding="utf-8") == "previous"

@@ -1,0 +1,164 @@
+"""Rendered pages opened in headless Chromium with the network cut off: drawn, hovered, searched, settled."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from .conftest import HOSTILE_TITLE, synthetic_triples
+
+import kg
+from kg.cli import cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync"]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed at /usr/bin/chromium"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module (Debian's; Playwright never downloads a browser here)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Opened:
+    """A page opened from file:// with every other request refused and recorded, and every error kept."""
+
+    def __init__(self, browser, path: Path, settle_timeout: float = 30) -> None:
+        self.context = browser.new_context(viewport={"width": 1200, "height": 800})
+        self.requests: list[str] = []
+        self.refused: list[str] = []
+        self.errors: list[str] = []
+
+        def route(r) -> None:
+            self.requests.append(r.request.url)
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                self.refused.append(r.request.url)
+                r.abort()
+
+        self.context.route("**/*", route)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda req: self.requests.append(req.url))
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        started = time.perf_counter()
+        self.page.goto(path.as_uri())
+        self.page.wait_for_function("window.kgLayout && window.kgLayout.stabilized", timeout=settle_timeout * 1000)
+        self.seconds = time.perf_counter() - started
+
+    def __enter__(self) -> "Opened":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.context.close()
+
+    def ids(self, kind: str | None = None) -> set[str]:
+        return set(self.page.evaluate(
+            "kind => network.body.data.nodes.get().filter(n => !kind || n.kind === kind).map(n => n.id)", kind))
+
+
+def graph_counts(ttl: Path) -> tuple[set[str], set[str]]:
+    """The graph's papers and the concepts they are about, by SPARQL."""
+    from .test_render import sparql
+
+    papers = {r[0] for r in sparql(ttl, "SELECT ?p WHERE { ?p a fabio:ResearchPaper }")}
+    concepts = {r[0] for r in sparql(ttl, "SELECT DISTINCT ?c WHERE { ?p dcterms:subject ?c }")}
+    return papers, concepts
+
+
+def test_sample_and_cli_pages_load_offline_with_every_node(browser, sample_ttl: Path, tmp_path: Path) -> None:
+    built = CliRunner().invoke(cli, ["build", "-o", str(tmp_path / "icml2024.ttl")])  # the bundled sample's page
+    assert built.exit_code == 0, built.output
+    pages = [(tmp_path / "icml2024.html", tmp_path / "icml2024.ttl")]
+    got = CliRunner().invoke(cli, ["render", str(sample_ttl), "-o", str(tmp_path / "cli.html")])
+    assert got.exit_code == 0, got.output
+    pages.append((tmp_path / "cli.html", sample_ttl))
+    for html_path, ttl in pages:
+        with Opened(browser, html_path) as opened:
+            assert set(opened.requests) == {html_path.as_uri()} and opened.refused == []
+            assert opened.errors == []
+            papers, concepts = graph_counts(ttl)
+            assert opened.ids("paper") == papers and opened.ids("concept") == concepts
+            drawn = opened.page.evaluate("Object.keys(network.getPositions()).length")
+            assert drawn == len(papers) + len(concepts)
+            assert opened.page.evaluate("network.physics.physicsEnabled") is False
+
+
+def hover_every_node(page) -> list[str]:
+    """Move the mouse onto each drawn node and return the tooltip text shown for it."""
+    box = page.locator("#kg-network canvas").bounding_box()
+    points = page.evaluate("""() => { const pos = network.getPositions();
+        return Object.keys(pos).map(id => [id, network.canvasToDOM(pos[id])]); }""")
+    shown = []
+    for node_id, point in points:
+        page.mouse.move(5, 5)  # leave the last node, so the next hover starts a new tooltip
+        page.mouse.move(box["x"] + point["x"], box["y"] + point["y"])
+        page.wait_for_function(
+            """id => { const t = document.querySelector("div.vis-tooltip");
+                const n = network.body.data.nodes.get(id);
+                return t && t.style.visibility !== "hidden" && t.textContent.includes(n.title.querySelector("b").textContent); }""",
+            arg=node_id, timeout=5000)
+        shown.append(page.evaluate('document.querySelector("div.vis-tooltip").textContent'))
+    return shown
+
+
+def test_script_in_titles_and_abstracts_never_runs(browser, hostile_ttl: Path, tmp_path: Path) -> None:
+    views = {"papers": {}, "query": {"query": FIXTURES / "papers-by-venue.rq"}}
+    for name, options in views.items():
+        out = kg.render(hostile_ttl, tmp_path / f"{name}.html", **options)
+        with Opened(browser, Path(out)) as opened:
+            shown = hover_every_node(opened.page)
+            assert len(shown) == out.nodes >= 4
+            assert opened.page.evaluate("window.__pwned") is None
+            assert opened.page.evaluate("document.querySelectorAll('img, svg, iframe').length") == 0
+            assert opened.page.evaluate("document.scripts.length") == 3, "only the page's own three scripts exist"
+            assert any(HOSTILE_TITLE in text for text in shown), "the title is shown, as text"
+            assert opened.errors == [] and opened.refused == []
+
+
+def test_two_thousand_papers_render_and_settle(browser, tmp_path: Path) -> None:
+    out = kg.render(synthetic_triples(2000), tmp_path / "big.html", max_nodes=0)
+    with Opened(browser, Path(out), settle_timeout=45) as opened:
+        assert opened.page.evaluate("network.body.data.nodes.length") == out.nodes > 2000
+        assert opened.page.evaluate("window.kgLayout.iterationsDone && !network.physics.physicsEnabled")
+        before = opened.page.evaluate("network.getPositions()")
+        opened.page.wait_for_timeout(400)
+        assert opened.page.evaluate("network.getPositions()") == before, "nothing moves once settled"
+        assert opened.seconds < 45 and opened.errors == []  # ~8 s on an idle 2-core machine
+        print(f"2,000 papers: {out.nodes} nodes, {out.edges} edges settled in {opened.seconds:.1f} s")
+
+
+def test_search_box_finds_and_focuses_a_node(browser, sample_ttl: Path, tmp_path: Path) -> None:
+    out = kg.render(sample_ttl, tmp_path / "s.html")
+    rl = "https://w3id.org/kg/concept/reinforcement-learning"
+    with Opened(browser, Path(out)) as opened:
+        page = opened.page
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.id") == "kg-search"
+        page.keyboard.type("Reinforcement learning")
+        page.keyboard.press("Enter")
+        assert page.evaluate("network.getSelectedNodes()") == [rl]
+        # The view glides onto the node (a 300 ms animation, slower on a busy machine).
+        page.wait_for_function("""id => { const c = network.getViewPosition(), n = network.getPositions([id])[id];
+            return Math.abs(c.x - n.x) < 2 && Math.abs(c.y - n.y) < 2; }""", arg=rl, timeout=5000)
+        matches = page.text_content("#kg-search-status")
+        assert matches.startswith("1 of ")
+        page.keyboard.press("Enter")  # the next match: "offline reinforcement learning" also contains the text
+        assert page.evaluate("network.getSelectedNodes()") != [rl] and page.text_content("#kg-search-status").startswith("2 of ")
+        page.fill("#kg-search", "no node is called this")
+        page.keyboard.press("Enter")
+        assert page.text_content("#kg-search-status") == "no match"
