@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from . import extract, ingest, rdf
+from . import extract, ingest, parallel, rdf
 from . import scheme as scheme_
 from .atomic import atomic_write
 from .errors import InputError, KgError, UsageError
@@ -65,8 +65,6 @@ def build(
     `jobs` worker processes share the extraction (same output for any number); `progress` shows a
     bar on stderr.
     """
-    from . import parallel
-
     ns = rdf.Namespaces(base)  # validate options before any work
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")

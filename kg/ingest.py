@@ -57,7 +57,7 @@ class Ingested:
 
 
 # The characters of _SPACE that str.split() does not already treat as white space.
-_NOT_SPLIT = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200b\ufeff]")
+_NOT_SPLIT = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200b\ufeff\ufffe\uffff]")
 
 
 def fold(text: str) -> str:

@@ -169,4 +169,4 @@ def test_progress_bar_when_asked(tmp_path: Path, corpus_lines: list[str]) -> Non
     corpus = _write(tmp_path / "c.jsonl", corpus_lines[:300])
     result = CliRunner().invoke(cli, ["build", "--no-render", "--progress", str(corpus), "-o", str(tmp_path / "g.ttl")])
     assert result.exit_code == 0, result.output
-    assert "extract" in result.stderr and "300/300" in result.stderr
+    assert "extract:" in result.stderr and "/300" in result.stderr and "paper/s" in result.stderr
