@@ -125,6 +125,8 @@ def _register_components() -> None:
 class PhraseExtractor:
     """Dictionary matching on case-folded lemmas, longest match first, scored by position and frequency."""
 
+    per_paper = True  # no corpus statistics: kg.parallel may extract it in chunks and worker processes
+
     def __init__(self, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> None:
         self.scheme = scheme
         self.threshold = threshold

@@ -6,7 +6,7 @@ instead, and each worker ships back only its compact, picklable per-paper record
 
 An extractor with corpus-level statistics exposes two phases, `read(papers)` (per paper, run in
 the workers) and `finish(reads)` (corpus statistics, run once in the parent); a plain callable
-extractor must then be per-paper, so that chunks give the same result as one call.
+extractor is split into chunks only when it declares `per_paper = True` (else it runs in one call).
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ def extract(
 ) -> list[Extraction]:
     """Every paper's Extraction, in input order, the same for any number of jobs."""
     two_phase = callable(getattr(extractor, "read", None)) and callable(getattr(extractor, "finish", None))
+    if not two_phase and not getattr(extractor, "per_paper", False):
+        # An extractor that may count corpus statistics over its whole input must see it in one call.
+        with _bar(len(papers), progress) as advance:
+            results = extractor(papers)
+            advance(len(papers))
+        return results
     step: Callable[[Sequence[Paper]], list] = extractor.read if two_phase else extractor  # type: ignore[attr-defined]
     ranges = [(i, min(i + CHUNK, len(papers))) for i in range(0, len(papers), CHUNK)]
     results: list = []
