@@ -16,6 +16,7 @@ from .network import to_networkx  # noqa: E402
 from .rdf import load  # noqa: E402
 from .remote import push  # noqa: E402
 from .render import render  # noqa: E402
+from .update import Updated, update  # noqa: E402
 from .report import report  # noqa: E402
 from .results import Results  # noqa: E402
 from .serve import make_app, serve  # noqa: E402
@@ -30,6 +31,7 @@ __all__ = [
     "QueryError",
     "SchemeError",
     "UsageError",
+    "Updated",
     "analyze",
     "build",
     "evaluate",
@@ -40,6 +42,7 @@ __all__ = [
     "query",
     "Results",
     "render",
+    "update",
     "report",
     "serve",
     "to_networkx",

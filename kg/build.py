@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from . import extract, ingest, rdf
+from . import extract, ingest, parallel, rdf
 from . import scheme as scheme_
 from .atomic import atomic_write
-from .errors import InputError, KgError
+from .errors import InputError, KgError, UsageError
 from .resources import data_path
 
 SAMPLE_NAME = "icml2024"
@@ -57,20 +57,28 @@ def build(
     threshold: float = extract.DEFAULT_THRESHOLD,
     base: str = rdf.DEFAULT_BASE,
     skip_bad: bool = False,
+    jobs: int = 1,
+    progress: bool = False,
 ) -> Built:
-    """Read inputs (the bundled sample when None), extract concept links, and return the graph."""
+    """Read inputs (the bundled sample when None), extract concept links, and return the graph.
+
+    `jobs` worker processes share the extraction (same output for any number); `progress` shows a
+    bar on stderr.
+    """
     ns = rdf.Namespaces(base)  # validate options before any work
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
     run = extract.make_extractor(extractor, scheme, threshold)
-    papers, extractions, problems = _extract(run, got.papers, skip_bad)
+    papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
     return Built(papers, extractions, scheme, (*got.problems, *problems), tuple(p.name for p in paths), ns)
 
 
 def _extract(
-    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool
+    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool, jobs: int = 1, progress: bool = False
 ) -> tuple[tuple[ingest.Paper, ...], tuple[extract.Extraction, ...], tuple[str, ...]]:
     """Run the extractor over all papers; if it fails, find and name the record it fails on.
 
@@ -78,7 +86,7 @@ def _extract(
     message names `file:line` (and `skip_bad` can leave that paper out) instead of a traceback.
     """
     try:
-        return papers, tuple(run(papers)), ()
+        return papers, tuple(parallel.extract(run, papers, jobs=jobs, progress=progress)), ()
     except KgError:
         raise
     except Exception:

@@ -59,6 +59,9 @@ def cli() -> None:
 @click.option("--base", default="https://w3id.org/kg/", show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
+@click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @_clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -69,12 +72,22 @@ def build(
     base: str,
     render_html: bool,
     skip_bad: bool,
+    jobs: int,
+    progress: bool | None,
+    update_graph: Path | None,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
+    import sys
+
     from .build import SAMPLE_NAME, write
     from .build import build as build_graph
     from .render import render as render_graph
 
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if update_graph is not None:
+        _update(update_graph, inputs, output, schemes, no_default_scheme, threshold, base, render_html, skip_bad, jobs, progress)
+        return
     if output is None:
         output = DEFAULT_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
     built = build_graph(
@@ -84,6 +97,8 @@ def build(
         threshold=threshold,
         base=base,
         skip_bad=skip_bad,
+        jobs=jobs,
+        progress=progress,
     )
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -146,6 +161,50 @@ def render(
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)
+
+
+def _update(
+    graph: Path,
+    inputs: tuple[Path, ...],
+    output: Path | None,
+    schemes: tuple[Path, ...],
+    no_default_scheme: bool,
+    threshold: float,
+    base: str,
+    render_html: bool,
+    skip_bad: bool,
+    jobs: int,
+    progress: bool,
+) -> None:
+    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH."""
+    from .errors import UsageError
+    from .render import render as render_graph
+    from .update import update as update_graph
+
+    if not inputs:
+        raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
+    result = update_graph(
+        graph,
+        inputs,
+        output=output,
+        schemes=schemes,
+        default_scheme=not no_default_scheme,
+        threshold=threshold,
+        base=base,
+        skip_bad=skip_bad,
+        jobs=jobs,
+        progress=progress,
+    )
+    for problem in result.problems:
+        click.echo(f"warning: {problem}", err=True)
+    if not result.changed:
+        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it")
+        return
+    click.echo(f"wrote {result.path}")
+    if render_html:
+        page = render_graph(result.path, result.path.with_suffix(".html"))
+        click.echo(f"wrote {page}")
+    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
 
 
 # ---- query interface: query, serve, push -------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Sequence
 from urllib.parse import quote
@@ -80,6 +81,7 @@ class Namespaces:
         return f"{self.base}paper/{slug(paper_id)}"
 
 
+@lru_cache(maxsize=1 << 16)  # authors and venues repeat across papers
 def slug(text: str) -> str:
     """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
     text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
@@ -89,14 +91,14 @@ def slug(text: str) -> str:
     return re.sub(r"\.+$", lambda m: "%2E" * len(m.group()), segment)
 
 
-def paper_slugs(ids: Iterable[str]) -> dict[str, str]:
+def paper_slugs(ids: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
     """A distinct IRI segment for every paper id: its slug, or slug-<hash> if an earlier id took it.
 
     Slugs fold case and spacing ("A B" and "a-b" both give "a-b"); two different papers
     must still get two IRIs, else their abstracts and annotations would merge.
     """
     out: dict[str, str] = {}
-    taken: set[str] = set()
+    taken = set(taken)  # segments already used (by the papers of a graph being updated)
     for paper_id in ids:
         if paper_id in out:
             continue
@@ -130,18 +132,40 @@ def triples(
     inputs: Sequence[str] = (),
 ) -> Iterator:
     """Every triple of a built graph, in a fixed order: scheme, provenance, then paper by paper."""
+    yield from scheme.triples
+    build = build_node(papers, ns)
+    yield from provenance(build, papers, scheme, ns=ns, inputs=inputs)
+    yield from paper_triples(papers, extractions, build, ns=ns)
+
+
+def build_node(papers: Sequence[Paper], ns: Namespaces = Namespaces()):  # -> pyoxigraph.NamedNode
+    """The prov:Activity of a build: named by a hash of the ids of the papers it made."""
     import pyoxigraph as ox
 
-    N, L = ox.NamedNode, ox.Literal
-    T = ox.Triple
+    return ox.NamedNode(ns.base + "build/" + hashlib.sha256("\n".join(p.id for p in papers).encode()).hexdigest()[:16])
+
+
+def provenance(
+    build,
+    papers: Sequence[Paper],
+    scheme: Scheme,
+    *,
+    ns: Namespaces = Namespaces(),
+    inputs: Sequence[str] = (),
+    informed_by: Sequence[str] = (),
+) -> Iterator:
+    """The triples describing one build (or update) activity and the kg software agent."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    yield from scheme.triples
-    build = N(ns.base + "build/" + hashlib.sha256("\n".join(p.id for p in papers).encode()).hexdigest()[:16])
     agent = N(ns.base + "agent/kg-" + slug(__version__))
     yield T(build, a, N(PROV + "Activity"))
     yield T(build, N(RDFS + "label"), L(f"kg build of {len(papers)} papers"))
     yield T(build, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
     yield T(build, N(PROV + "wasAssociatedWith"), agent)
+    for earlier in informed_by:
+        yield T(build, N(PROV + "wasInformedBy"), N(earlier))
     for name in inputs:
         yield T(build, N(KG + "inputName"), L(name))
     for version in scheme.versions:
@@ -151,101 +175,162 @@ def triples(
     yield T(agent, a, N(PROV + "SoftwareAgent"))
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
-    venues: set[str] = set()
-    authors: set[str] = set()  # and proposed methods: each described once, where first met
-    segments = paper_slugs(p.id for p in papers)
+
+
+def paper_triples(
+    papers: Sequence[Paper],
+    extractions: Sequence[Extraction],
+    build,
+    *,
+    ns: Namespaces = Namespaces(),
+    authors: set[str] | None = None,
+    venues: set[str] | None = None,
+    segments: dict[str, str] | None = None,
+) -> Iterator:
+    """The triples of each paper in order; authors and venues already in `authors`/`venues` are not described again.
+
+    `segments` gives each paper id its IRI segment (paper_slugs of the ids when None).
+    """
+    authors = set() if authors is None else authors
+    venues = set() if venues is None else venues
+    segments = paper_slugs(p.id for p in papers) if segments is None else segments
+    terms = _terms()
     for paper, extraction in zip(papers, extractions, strict=True):
         try:
             # Made as a list so that a record that cannot become RDF fails before any of it is written.
-            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors))
+            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors, terms))
         except Exception as exc:  # a value no term constructor accepts: name the record, not the stack
             raise InputError(f"{paper.where or paper.id}: cannot turn this record into RDF ({type(exc).__name__}: {exc})") from exc
         yield from made
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str]) -> Iterator:
+@lru_cache(maxsize=1)
+def _terms() -> dict:
+    """Predicates, classes and datatypes made once: building a NamedNode per triple was a third of RDF time."""
+    import pyoxigraph as ox
+
+    N = ox.NamedNode
+    names = {
+        "a": RDF + "type", "ResearchPaper": FABIO + "ResearchPaper", "identifier": DCTERMS + "identifier",
+        "title": DCTERMS + "title", "label": RDFS + "label", "abstract": DCTERMS + "abstract",
+        "creator": DCTERMS + "creator", "isPartOf": DCTERMS + "isPartOf", "year": FABIO + "hasPublicationYear",
+        "gYear": XSD + "gYear", "generatedBy": PROV + "wasGeneratedBy", "subject": DCTERMS + "subject",
+        "Person": FOAF + "Person", "name": FOAF + "name", "Proceedings": FABIO + "ConferenceProceedings",
+        "decimal": XSD + "decimal", "Annotation": OA + "Annotation", "hasBody": OA + "hasBody",
+        "hasTarget": OA + "hasTarget", "score": KG + "score", "SpecificResource": OA + "SpecificResource",
+        "hasSource": OA + "hasSource", "hasSelector": OA + "hasSelector",
+        "PositionSelector": OA + "TextPositionSelector", "start": OA + "start", "end": OA + "end",
+        "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
+        "exact": OA + "exact", "evaluatesOn": KG + "evaluatesOn", "proposes": KG + "proposes", "Method": KG + "Method",
+    }
+    terms: dict = {key: N(iri) for key, iri in names.items()}
+    terms.update(offsets={}, scores={}, nodes={})  # caches of terms met while building
+    return terms
+
+
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
-    a = N(RDF + "type")
+    a = t["a"]
     p = N(f"{ns.base}paper/{segment}")
-    yield T(p, a, N(FABIO + "ResearchPaper"))
-    yield T(p, N(DCTERMS + "identifier"), L(paper.id))
+    yield T(p, a, t["ResearchPaper"])
+    yield T(p, t["identifier"], L(paper.id))
     if paper.title:
-        yield T(p, N(DCTERMS + "title"), L(paper.title))
-    yield T(p, N(RDFS + "label"), L(paper.title or ex.label))
-    yield T(p, N(DCTERMS + "abstract"), L(paper.abstract))
+        yield T(p, t["title"], L(paper.title))
+    yield T(p, t["label"], L(paper.title or ex.label))
+    yield T(p, t["abstract"], L(paper.abstract))
     creators = [N(f"{ns.base}author/{slug(name)}") for name in paper.authors]
     for creator in creators:
-        yield T(p, N(DCTERMS + "creator"), creator)
+        yield T(p, t["creator"], creator)
     venue = N(f"{ns.base}venue/{slug(paper.venue)}") if paper.venue else None
     if venue is not None:
-        yield T(p, N(DCTERMS + "isPartOf"), venue)
+        yield T(p, t["isPartOf"], venue)
     if paper.year is not None:
-        yield T(p, N(FABIO + "hasPublicationYear"), L(f"{paper.year:04d}", datatype=N(XSD + "gYear")))
-    yield T(p, N(PROV + "wasGeneratedBy"), build)
+        yield T(p, t["year"], L(f"{paper.year:04d}", datatype=t["gYear"]))
+    yield T(p, t["generatedBy"], build)
     for link in ex.links:
         if link.subject:
-            yield T(p, N(DCTERMS + "subject"), N(link.concept))
+            yield T(p, t["subject"], _node(t, link.concept))
     for link in ex.links:
         if link.dataset and link.mentions:
-            yield T(p, N(KG + "evaluatesOn"), N(link.concept))
+            yield T(p, t["evaluatesOn"], _node(t, link.concept))
     methods = [N(f"{ns.base}method/{slug(m.name)}") for m in ex.methods]
     for method in methods:
-        yield T(p, N(KG + "proposes"), method)
+        yield T(p, t["proposes"], method)
+    # Authors, venues and proposed methods are described once, where first met.
     for name, creator in zip(paper.authors, creators):
         if creator.value not in authors:
             authors.add(creator.value)
-            yield T(creator, a, N(FOAF + "Person"))
-            yield T(creator, N(FOAF + "name"), L(name))
+            yield T(creator, a, t["Person"])
+            yield T(creator, t["name"], L(name))
     for m, method in zip(ex.methods, methods):
         if method.value not in authors:
             authors.add(method.value)
-            yield T(method, a, N(KG + "Method"))
-            yield T(method, N(RDFS + "label"), L(m.name))
+            yield T(method, a, t["Method"])
+            yield T(method, t["label"], L(m.name))
     if venue is not None and venue.value not in venues:
         venues.add(venue.value)
-        yield T(venue, a, N(FABIO + "ConferenceProceedings"))
-        yield T(venue, N(RDFS + "label"), L(paper.venue))
+        yield T(venue, a, t["Proceedings"])
+        yield T(venue, t["label"], L(paper.venue))
     key = f"{ns.base}annotation/{segment}-"
     n = 0
+    # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
+    score_of = t["scores"]
     for link in ex.links:
-        score = L(f"{link.score:.3f}", datatype=N(XSD + "decimal"))
+        score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
         for m in link.mentions:
             n += 1
-            yield from _annotation(f"{key}{n}", N(m.concept), p, m.start, m.end, m.exact, score)
+            yield from _annotation(t, f"{key}{n}", _node(t, m.concept), p, m.start, m.end, m.exact, score)
     # The span that names each proposed method is its evidence, annotated like a concept mention.
-    method_score = L(METHOD_SCORE_TEXT, datatype=N(XSD + "decimal"))
+    method_score = L(METHOD_SCORE_TEXT, datatype=t["decimal"])
     for m, method in zip(ex.methods, methods):
         n += 1
-        yield from _annotation(f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+        yield from _annotation(t, f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
 
 
 # A method the paper names as its own contribution ("we propose QORA") is certain evidence.
 METHOD_SCORE_TEXT = "1.000"
 
 
-def _annotation(iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
+def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
     """An oa:Annotation whose target is the span [start, end) of the paper's abstract."""
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
-    a = N(RDF + "type")
+    a, offset = t["a"], t["offsets"]
     ann, target = N(iri), N(f"{iri}-target")
     pos, quote_ = N(f"{iri}-position"), N(f"{iri}-quote")
-    yield T(ann, a, N(OA + "Annotation"))
-    yield T(ann, N(OA + "hasBody"), body)
-    yield T(ann, N(OA + "hasTarget"), target)
-    yield T(ann, N(KG + "score"), score)
-    yield T(target, a, N(OA + "SpecificResource"))
-    yield T(target, N(OA + "hasSource"), source)
-    yield T(target, N(OA + "hasSelector"), pos)
-    yield T(target, N(OA + "hasSelector"), quote_)
-    yield T(pos, a, N(OA + "TextPositionSelector"))
-    yield T(pos, N(OA + "start"), L(str(start), datatype=N(XSD + "nonNegativeInteger")))
-    yield T(pos, N(OA + "end"), L(str(end), datatype=N(XSD + "nonNegativeInteger")))
-    yield T(quote_, a, N(OA + "TextQuoteSelector"))
-    yield T(quote_, N(OA + "exact"), L(exact))
+    yield T(ann, a, t["Annotation"])
+    yield T(ann, t["hasBody"], body)
+    yield T(ann, t["hasTarget"], target)
+    yield T(ann, t["score"], score)
+    yield T(target, a, t["SpecificResource"])
+    yield T(target, t["hasSource"], source)
+    yield T(target, t["hasSelector"], pos)
+    yield T(target, t["hasSelector"], quote_)
+    yield T(pos, a, t["PositionSelector"])
+    yield T(pos, t["start"], offset.get(start) or _offset(offset, start, t))
+    yield T(pos, t["end"], offset.get(end) or _offset(offset, end, t))
+    yield T(quote_, a, t["QuoteSelector"])
+    yield T(quote_, t["exact"], L(exact))
+
+
+def _node(t: dict, iri: str):  # -> pyoxigraph.NamedNode
+    """A concept's NamedNode, made once per process."""
+    import pyoxigraph as ox
+
+    node = t["nodes"].get(iri)
+    if node is None:
+        node = t["nodes"][iri] = ox.NamedNode(iri)
+    return node
+
+
+def _offset(cache: dict, value: int, t: dict):  # -> pyoxigraph.Literal
+    import pyoxigraph as ox
+
+    cache[value] = ox.Literal(str(value), datatype=t["nonNegativeInteger"])
+    return cache[value]
 
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import resource
@@ -214,40 +216,37 @@ def test_kg_debug_shows_the_traceback_of_a_bug(runner: CliRunner, monkeypatch: p
     assert not Path("g.ttl").exists() and os.listdir(".") == []
 
 
-@pytest.fixture()
-def file_size_limit() -> Iterator[Any]:
-    """Set a real file-size limit (writes beyond it fail with EFBIG), restored afterwards."""
+@contextlib.contextmanager
+def file_size_limit(size: int) -> Iterator[None]:
+    """A real file-size limit (writes beyond it fail with EFBIG) for the body of a with-block only.
+
+    The limit is process-wide: it must be lifted before pytest reports the test, or pytest's own
+    writes to a redirected log (CI's) fail too.
+    """
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
-
-    def limit(size: int) -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
-
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
     try:
-        yield limit
+        yield
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, handler)
 
 
-def test_a_real_write_fault_in_the_graph_leaves_everything_as_it_was(
-    runner: CliRunner, previous: dict[str, bytes], file_size_limit: Any
-) -> None:
+def test_a_real_write_fault_in_the_graph_leaves_everything_as_it_was(runner: CliRunner, previous: dict[str, bytes]) -> None:
     write(Path("other.jsonl"), jsonl(*({"id": f"n{i}", "abstract": f"{GOOD} Number {i}."} for i in range(200))))
-    file_size_limit(len(previous["g.ttl"]) + 100)  # the new graph is far larger
-    result = build(runner, "other.jsonl", "-o", "out/g.ttl")
+    with file_size_limit(len(previous["g.ttl"]) + 100):  # the new graph is far larger
+        result = build(runner, "other.jsonl", "-o", "out/g.ttl")
     assert (result.exit_code, result.output) == (1, "Error: out/g.ttl: cannot write (File too large)\n")
     assert snapshot(Path("out")) == previous
 
 
-def test_html_is_written_atomically_after_the_graph(
-    runner: CliRunner, previous: dict[str, bytes], file_size_limit: Any
-) -> None:
+def test_html_is_written_atomically_after_the_graph(runner: CliRunner, previous: dict[str, bytes]) -> None:
     # The graph (small) fits under the limit, the HTML page (which inlines vis-network) does not:
     # the graph is replaced, the old page stays whole, and no temporary file is left.
     write(Path("other.jsonl"), jsonl({"id": "new", "abstract": GOOD}))
-    file_size_limit(len(previous["g.html"]) // 2)
-    result = build(runner, "other.jsonl", "-o", "out/g.ttl")
+    with file_size_limit(len(previous["g.html"]) // 2):
+        result = build(runner, "other.jsonl", "-o", "out/g.ttl")
     assert result.exit_code == 1
     assert result.output.splitlines() == ["wrote out/g.ttl", "Error: out/g.html: cannot write (File too large)"]
     now = snapshot(Path("out"))

@@ -1,0 +1,104 @@
+"""Run an extractor over many papers: in chunks, optionally in worker processes, with a progress bar.
+
+spaCy's own `nlp.pipe(n_process=2)` was measured 10x slower than one process here because the
+parent rebuilds every Doc the workers send back. So the papers are split between processes
+instead, and each worker ships back only its compact, picklable per-paper records.
+
+An extractor with corpus-level statistics exposes two phases, `read(papers)` (per paper, run in
+the workers) and `finish(reads)` (corpus statistics, run once in the parent); a plain callable
+extractor is split into chunks only when it declares `per_paper = True` (else it runs in one call).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+from .extract import Extraction, Extractor
+from .ingest import Paper
+
+CHUNK = 250  # papers a task: small enough for a smooth progress bar, big enough to amortise pickling
+
+# Set in the parent just before forking, so workers inherit the built extractor and the papers
+# (copy-on-write) instead of receiving them pickled.
+_EXTRACTOR: Any = None
+_PAPERS: Sequence[Paper] = ()
+
+
+def extract(
+    extractor: Extractor,
+    papers: Sequence[Paper],
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    **finish_options: Any,
+) -> list[Extraction]:
+    """Every paper's Extraction, in input order, the same for any number of jobs."""
+    two_phase = callable(getattr(extractor, "read", None)) and callable(getattr(extractor, "finish", None))
+    if not two_phase and not getattr(extractor, "per_paper", False):
+        # An extractor that may count corpus statistics over its whole input must see it in one call.
+        with _bar(len(papers), progress) as advance:
+            results = extractor(papers)
+            advance(len(papers))
+        return results
+    step: Callable[[Sequence[Paper]], list] = extractor.read if two_phase else extractor  # type: ignore[attr-defined]
+    ranges = [(i, min(i + CHUNK, len(papers))) for i in range(0, len(papers), CHUNK)]
+    results: list = []
+    with _bar(len(papers), progress) as advance:
+        if jobs <= 1 or len(ranges) < 2:
+            for a, b in ranges:
+                results.extend(step(papers[a:b]))
+                advance(b - a)
+        else:
+            for (a, b), chunk in zip(ranges, _in_workers(extractor, papers, ranges, jobs, two_phase)):
+                results.extend(chunk)
+                advance(b - a)
+    if two_phase:
+        return extractor.finish(results, **finish_options)  # type: ignore[attr-defined]
+    return results
+
+
+def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int, two_phase: bool) -> Iterator[list]:
+    """Results of each range, in order, computed by `jobs` worker processes."""
+    import multiprocessing
+
+    global _EXTRACTOR, _PAPERS
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods:
+        # Fork shares the already-built extractor (spaCy vocabulary, matchers) with the workers.
+        _EXTRACTOR, _PAPERS = extractor, papers
+        context = multiprocessing.get_context("fork")
+        tasks: list = [(a, b, two_phase, None) for a, b in ranges]
+    else:  # pragma: no cover - spawn platforms (macOS, Windows) rebuild the extractor by pickling it
+        context = multiprocessing.get_context("spawn")
+        tasks = [(a, b, two_phase, papers[a:b]) for a, b in ranges]
+    try:
+        with context.Pool(processes=jobs, initializer=_init, initargs=(None if "fork" in methods else extractor,)) as pool:
+            yield from pool.imap(_work, tasks)
+    finally:
+        _EXTRACTOR, _PAPERS = None, ()
+
+
+def _init(extractor: Any) -> None:
+    global _EXTRACTOR
+    if extractor is not None:
+        _EXTRACTOR = extractor
+
+
+def _work(task: tuple[int, int, bool, Sequence[Paper] | None]) -> list:
+    a, b, two_phase, chunk = task
+    papers = chunk if chunk is not None else _PAPERS[a:b]
+    return _EXTRACTOR.read(papers) if two_phase else _EXTRACTOR(papers)
+
+
+@contextmanager
+def _bar(total: int, show: bool) -> Iterator[Callable[[int], None]]:
+    """A tqdm bar on stderr when asked (the CLI asks only when stderr is a terminal); else a no-op."""
+    if not show:
+        yield lambda n: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit="paper", desc="extract", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
+        yield bar.update

@@ -1,0 +1,172 @@
+"""The build verb at scale: --jobs gives the same bytes, --update adds only what is new, progress stays quiet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import kg
+from kg.cli import cli
+from kg.rdf import DCTERMS, OA, PROV, read_triples
+
+CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
+
+
+@pytest.fixture(scope="module")
+def corpus_lines() -> list[str]:
+    """A few hundred real abstracts: enough for several extraction chunks, quick to build."""
+    if not CORPUS.is_file():
+        pytest.skip(f"{CORPUS} is not here")
+    lines = CORPUS.read_text(encoding="utf-8").split("\n")
+    return [line for line in lines[:: len(lines) // 600][:600] if line.strip()]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _build(runner: CliRunner, *args: str) -> str:
+    result = runner.invoke(cli, ["build", "--no-render", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _objects(ttl: Path, predicate: str) -> list[tuple[str, str]]:
+    return [(t.subject.value, t.object.value) for t in read_triples(ttl) if t.predicate.value == predicate]
+
+
+def test_jobs_2_writes_the_same_bytes_as_jobs_1(tmp_path: Path, corpus_lines: list[str]) -> None:
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    runner = CliRunner()
+    _build(runner, str(corpus), "-o", str(tmp_path / "one.ttl"), "--jobs", "1")
+    _build(runner, str(corpus), "-o", str(tmp_path / "two.ttl"), "--jobs", "2")
+    one, two = (tmp_path / "one.ttl").read_bytes(), (tmp_path / "two.ttl").read_bytes()
+    assert len(_objects(tmp_path / "one.ttl", DCTERMS + "identifier")) == len(corpus_lines)
+    assert len(_objects(tmp_path / "one.ttl", OA + "hasBody")) > 0
+    assert one == two
+
+
+def test_jobs_must_be_positive(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", "0", "-o", str(tmp_path / "x.ttl")])
+    assert result.exit_code == 2 and "--jobs" in result.output
+    with pytest.raises(kg.UsageError, match="at least 1"):
+        kg.build(jobs=0)
+
+
+@pytest.fixture(scope="module")
+def updated(tmp_path_factory: pytest.TempPathFactory, corpus_lines: list[str]) -> dict:
+    """A graph of 90 % of the papers, then --update with the rest (and some old ones again)."""
+    d = tmp_path_factory.mktemp("update")
+    cut = len(corpus_lines) * 9 // 10
+    old = _write(d / "old.jsonl", corpus_lines[:cut])
+    new = _write(d / "new.jsonl", corpus_lines[cut - 20 :])  # 20 papers the graph has already
+    full = _write(d / "all.jsonl", corpus_lines)
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
+        _build(runner, str(old), "-o", str(d / "graph.ttl"))
+        before = (d / "graph.ttl").read_bytes()
+        output = _build(runner, "--update", str(d / "graph.ttl"), str(new))
+        _build(runner, str(full), "-o", str(d / "full.ttl"))
+    return {"dir": d, "before": before, "output": output, "cut": cut, "new": new, "old": old, "n": len(corpus_lines)}
+
+
+def test_update_adds_the_new_papers_once(updated: dict) -> None:
+    graph = updated["dir"] / "graph.ttl"
+    ids = [o for _, o in _objects(graph, DCTERMS + "identifier")]
+    assert len(ids) == len(set(ids)) == updated["n"]
+    assert f"{updated['n'] - updated['cut']} papers added" in updated["output"]
+    assert "20 already in the graph" in updated["output"]
+    # The old graph is kept byte for byte at the head of the file: nothing was re-extracted or re-ordered.
+    assert graph.read_bytes().startswith(updated["before"])
+
+
+def test_update_gives_new_papers_their_own_build_activity(updated: dict) -> None:
+    graph = updated["dir"] / "graph.ttl"
+    activities = {s for s, o in _objects(graph, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type") if o == PROV + "Activity"}
+    assert len(activities) == 2
+    informed = _objects(graph, PROV + "wasInformedBy")
+    assert len(informed) == 1 and informed[0][1] in activities and informed[0][0] in activities
+    generated = {}
+    for paper, build in _objects(graph, PROV + "wasGeneratedBy"):
+        generated.setdefault(build, set()).add(paper)
+    assert sorted(len(p) for p in generated.values()) == sorted([updated["cut"], updated["n"] - updated["cut"]])
+
+
+def test_update_describes_the_new_papers_as_a_full_build_does(updated: dict) -> None:
+    """Annotations, subjects and authors of the added papers equal those of a full build (the extractor is per paper)."""
+    graph, full = updated["dir"] / "graph.ttl", updated["dir"] / "full.ttl"
+
+    def described(path: Path) -> set:
+        skip = {PROV + "wasGeneratedBy", PROV + "wasInformedBy", PROV + "startedAtTime"}
+        activity = {t.subject.value for t in read_triples(path) if t.object.value == PROV + "Activity"}
+        return {
+            (t.subject.value, t.predicate.value, t.object.value)
+            for t in read_triples(path)
+            if t.predicate.value not in skip and t.subject.value not in activity
+        }
+
+    assert described(graph) == described(full)
+    # Authors are described once even when they wrote both an old and a new paper.
+    names = _objects(graph, "http://xmlns.com/foaf/0.1/name")
+    assert len(names) == len({s for s, _ in names})
+
+
+def test_update_again_changes_nothing(updated: dict, tmp_path: Path) -> None:
+    graph = updated["dir"] / "graph.ttl"
+    before, stat = graph.read_bytes(), graph.stat()
+    result = CliRunner().invoke(cli, ["build", "--no-render", "--update", str(graph), str(updated["old"]), str(updated["new"])])
+    assert result.exit_code == 0, result.output
+    assert "is up to date" in result.output
+    assert graph.read_bytes() == before and graph.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def test_update_replaces_a_paper_whose_abstract_changed(tmp_path: Path, corpus_lines: list[str]) -> None:
+    import json
+
+    graph = tmp_path / "g.ttl"
+    kg.write(kg.build([_write(tmp_path / "a.jsonl", corpus_lines[:30])]), graph)
+    record = json.loads(corpus_lines[0])
+    record["abstract"] = "We study reinforcement learning and large language models. " + record["abstract"]
+    changed = _write(tmp_path / "b.jsonl", [json.dumps(record)])
+    result = kg.update(graph, [changed])
+    assert (result.added, result.replaced, result.unchanged) == (0, 1, 0)
+    abstracts = {s: o for s, o in _objects(graph, DCTERMS + "abstract")}
+    assert len(abstracts) == 30 and record["abstract"] in abstracts.values()
+    # The old annotations of the paper are gone: every quote still points into the current abstract.
+    sources = dict(_objects(graph, OA + "hasSource"))
+    selectors = {}
+    for target, selector in _objects(graph, OA + "hasSelector"):
+        selectors.setdefault(target, []).append(selector)
+    starts = dict(_objects(graph, OA + "start"))
+    ends = dict(_objects(graph, OA + "end"))
+    exact = dict(_objects(graph, OA + "exact"))
+    for target, paper in sources.items():
+        pos = next(s for s in selectors[target] if s in starts)
+        quote = next(s for s in selectors[target] if s in exact)
+        assert abstracts[paper][int(starts[pos]) : int(ends[pos])] == exact[quote]
+
+
+def test_update_needs_an_existing_graph_and_inputs(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["build", "--no-render", "--update", str(tmp_path / "missing.ttl"), str(tmp_path / "x.jsonl")])
+    assert result.exit_code == 1 and "no such graph file" in result.output
+    result = runner.invoke(cli, ["build", "--no-render", "--update", str(tmp_path / "missing.ttl")])
+    assert result.exit_code == 1 and "needs the new inputs" in result.output
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path, corpus_lines: list[str]) -> None:
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines[:300])
+    result = CliRunner().invoke(cli, ["build", "--no-render", str(corpus), "-o", str(tmp_path / "g.ttl")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+
+
+def test_progress_bar_when_asked(tmp_path: Path, corpus_lines: list[str]) -> None:
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines[:300])
+    result = CliRunner().invoke(cli, ["build", "--no-render", "--progress", str(corpus), "-o", str(tmp_path / "g.ttl")])
+    assert result.exit_code == 0, result.output
+    assert "extract:" in result.stderr and "/300" in result.stderr and "paper/s" in result.stderr
