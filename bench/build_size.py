@@ -30,7 +30,7 @@ def main(argv: list[str]) -> None:
     papers = papers[:n]
     extractor = PhraseExtractor(scheme.load())
     if "--no-prior" in argv:
-        extractor.rates = {}
+        extractor.priors = {}
     big = {(e.paper_id, l.concept) for e in extractor(papers) for l in e.links if l.subject}
     small = {(e.paper_id, l.concept) for i in range(0, n, SMALL) for e in extractor(papers[i : i + SMALL]) for l in e.links if l.subject}
     both = len(big & small)

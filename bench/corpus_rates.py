@@ -1,4 +1,4 @@
-"""Write kg/patterns/concept-rates.tsv: the share of a reference corpus's abstracts that use each concept.
+"""Write kg/patterns/concept-rates.tsv: how common each concept is in a reference corpus, and how topical.
 
 Usage: python bench/corpus_rates.py [CORPUS.jsonl] [OUT.tsv]
 Salience scales a concept's evidence down when many papers mention it ("optimization", "neural
@@ -8,6 +8,12 @@ paper then gets the same subjects in a small build as in a large one. A mention 
 not in passing (contrast or example list), as in the extractor. Titles are left out, as the corpus
 abstracts are read. Run it again after changing the scheme; concepts missing from the table use
 the default prior rate.
+
+The table also counts, of the abstracts that mention a concept, those whose title names it too:
+the concept's keyphraseness (Mihalcea & Csomai 2007). "machine learning" or "loss function" are
+mentioned by many abstracts and named by few titles; "generative adversarial network" is named by
+most titles of the papers that use it. The papers that bench/title_proxy.py samples are left out,
+so that the proxy stays a held-out check.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ from pathlib import Path
 from kg import ingest, scheme
 from kg.extract import PhraseExtractor, salience
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from title_proxy import sample  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 DEFAULT_OUT = ROOT / "kg" / "patterns" / "concept-rates.tsv"
@@ -29,15 +38,27 @@ def main(argv: list[str]) -> None:
     """Count, for every concept, the corpus abstracts that mention it, and write the rates."""
     corpus = Path(argv[0]) if argv else DEFAULT_CORPUS
     out = Path(argv[1]) if len(argv) > 1 else DEFAULT_OUT
-    papers = [replace(p, title=None) for p in ingest.read([corpus], skip_bad=True).papers]
-    extractions = PhraseExtractor(scheme.load())(papers)
-    df = Counter(
-        link.concept for e in extractions for link in e.links if any(m.weight > salience.PASSING_WEIGHT for m in link.mentions)
-    )
+    held_out = {p.id for p in sample(corpus, 3000)}
+    read = [p for p in ingest.read([corpus], skip_bad=True).papers if p.id not in held_out]
+    papers = [replace(p, title=None) for p in read]
+    extractor = PhraseExtractor(scheme.load())
+    extractions = extractor(papers)
+    titled = [p for p in read if p.title]
+    title_concepts = {
+        p.id: {link.concept for link in e.links} for p, e in zip(titled, extractor([ingest.Paper(p.id, p.title or "") for p in titled]))
+    }
+    df: Counter[str] = Counter()
+    named: Counter[str] = Counter()
+    for paper, e in zip(read, extractions):
+        for link in e.links:
+            if any(m.weight > salience.PASSING_WEIGHT for m in link.mentions):
+                df[link.concept] += 1
+                named[link.concept] += link.concept in title_concepts.get(paper.id, ())
     lines = [
-        f"# Share of {len(papers)} abstracts of {corpus.name} that mention each concept (not in passing).",
-        "# Written by bench/corpus_rates.py; the prior of salience.specificity. concept IRI<TAB>papers<TAB>rate",
-        *(f"{iri}\t{n}\t{n / len(papers):.5f}" for iri, n in sorted(df.items())),
+        f"# Of {len(papers)} abstracts of {corpus.name} (bench/title_proxy.py's sample left out): those that mention each concept",
+        "# (not in passing), and of those, the ones whose title names it. Written by bench/corpus_rates.py; read by salience.",
+        "# concept IRI<TAB>papers<TAB>rate<TAB>titled",
+        *(f"{iri}\t{n}\t{n / len(papers):.5f}\t{named[iri]}" for iri, n in sorted(df.items())),
     ]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{out}: {len(df)} concepts from {len(papers)} abstracts", file=sys.stderr)

@@ -14,20 +14,25 @@ from dataclasses import replace
 from pathlib import Path
 
 from kg import ingest, scheme
-from kg.extract import PhraseExtractor
+from kg.extract import DEFAULT_THRESHOLD, PhraseExtractor
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
 
+def sample(corpus: Path, n: int) -> list[ingest.Paper]:
+    """The n titled papers the proxy reads (a fixed shuffle): bench/corpus_rates.py leaves them out."""
+    papers = [p for p in ingest.read([corpus], skip_bad=True).papers if p.title]
+    random.Random(0).shuffle(papers)
+    return papers[:n]
+
+
 def main(argv: list[str]) -> None:
     """Print title recall, title precision and subjects per paper for a sample of the corpus."""
-    threshold = float(argv[argv.index("--threshold") + 1]) if "--threshold" in argv else 0.5
+    threshold = float(argv[argv.index("--threshold") + 1]) if "--threshold" in argv else DEFAULT_THRESHOLD
     args = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or not argv[i - 1].startswith("--"))]
     corpus = Path(args[0]) if args else DEFAULT_CORPUS
     n = int(args[1]) if len(args) > 1 else 3000
-    papers = [p for p in ingest.read([corpus], skip_bad=True).papers if p.title]
-    random.Random(0).shuffle(papers)
-    papers = papers[:n]
+    papers = sample(corpus, n)
     extractor = PhraseExtractor(scheme.load(), threshold)
     untitled = extractor([replace(p, title=None) for p in papers])
     titles = extractor([ingest.Paper(p.id, p.title or "") for p in papers])

@@ -55,7 +55,7 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
 @click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
 @click.option("--no-default-scheme", is_flag=True, help="Use only the --scheme files, not the bundled ML scheme.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True, help="Salience needed for dcterms:subject.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.4, show_default=True, help="Salience needed for dcterms:subject (kg.extract.DEFAULT_THRESHOLD).")
 @click.option("--base", default="https://w3id.org/kg/", show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")

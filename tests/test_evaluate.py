@@ -98,15 +98,16 @@ def _seed_scores(sample_built):
 
 @pytest.mark.skipif(not GOLD.is_file(), reason="the shared gold set is not beside the project")
 def test_seed_gold_floor(sample_built):
-    """Every gold abstract is found in the sample graph, and extraction stays above the floor it reached
-    with the partial scheme (F1 0.595, recall 0.643 on 1,581 concepts): a regression guard."""
+    """Every gold abstract is found in the sample graph, and extraction stays above the level it reached
+    in the second round (P 0.725, R 0.777, F1 0.750 with corpus priors and the merged scheme): a regression guard."""
     result = _seed_scores(sample_built)
     assert not result.unmatched
-    assert result.recall >= 0.6 and result.f1 >= 0.55, f"P {result.precision:.3f} R {result.recall:.3f} F1 {result.f1:.3f}"
+    assert result.recall >= 0.75 and result.f1 >= 0.72, f"P {result.precision:.3f} R {result.recall:.3f} F1 {result.f1:.3f}"
 
 
 @pytest.mark.skipif(not GOLD.is_file(), reason="the shared gold set is not beside the project")
-@pytest.mark.xfail(reason="issue 4's bar; needs the full concept scheme (labels and broader links), see notes/extract-README.md", strict=False)
+@pytest.mark.xfail(reason="issue 4's bar, not reached (F1 0.750, R 0.777): most remaining errors are gold judgements on roll-up "
+                   "(LLM papers not tagged NLP) and topics the abstract never names; see notes/extract2-README.md", strict=False)
 def test_seed_gold_thresholds(sample_built):
     """The issue's bar: F1 ≥ 0.85 with recall ≥ 0.85 on the seed abstracts."""
     result = _seed_scores(sample_built)

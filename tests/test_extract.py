@@ -268,3 +268,91 @@ def test_named_after_called_and_we_first_develop(extractor):
 def test_a_hyphen_in_the_text_matches_a_space_in_the_label(extractor):
     (ex,) = run(extractor, "Neural networks succeed in various reinforcement-learning tasks.")
     assert [m.exact for m in links(ex)["reinforcement-learning"].mentions] == ["reinforcement-learning"]
+
+
+# --- salience rules of the second round (issue 4): enumerations, definitions, corpus priors ---
+
+
+def _weights(text: str, items: list[tuple[str, str]]) -> dict[str, float]:
+    """Salience weights of the named mentions (concept, exact text) of one text, with no cues."""
+    from kg.extract import salience
+
+    mentions, at = [], 0
+    for concept, words in items:
+        start = text.index(words, at)
+        mentions.append((concept, start, start + len(words)))
+        at = start + len(words)
+    ctx = salience.context(text, [])
+    return {f"{c}@{s}": w for (c, s, _), w in zip(mentions, ctx.weights(mentions, text))}
+
+
+def test_a_coordinated_list_is_an_enumeration():
+    text = (
+        "We study large language models. We explore their capabilities across three critical phases: "
+        "Pretraining, Supervised Fine-Tuning (SFT), and Reinforcement Learning from Human Feedback (RLHF)."
+    )
+    got = _weights(text, [("pt", "Pretraining"), ("sft", "Supervised Fine-Tuning"), ("sft", "SFT"), ("rlhf", "Reinforcement Learning from Human Feedback")])
+    assert set(got.values()) == {0.75}  # 1.5 in the second sentence, halved: three items joined by commas and "and"
+
+
+def test_concepts_in_one_sentence_that_are_not_a_list_keep_their_weight():
+    text = "Agents need data. A morphology-conditioned hypernetwork generates robot policies trained by policy distillation."
+    got = _weights(text, [("hn", "hypernetwork"), ("robot", "robot"), ("pd", "policy distillation")])
+    assert set(got.values()) == {1.5}  # the second sentence's weight, not halved
+
+
+def test_the_short_form_of_a_definition_is_not_a_second_mention(extractor):
+    text = "Agents need data. We train a generative adversarial network (GAN) on images. The GAN is small."
+    (ex,) = run(extractor, text)
+    gan = links(ex)["generative-adversarial-network"]
+    assert [(m.exact, m.start) for m in gan.mentions] == [
+        ("generative adversarial network", text.index("generative")),
+        ("GAN", text.index("The GAN") + 4),  # the later use counts, the "(GAN)" of the definition does not
+    ]
+
+
+def test_a_position_paper_says_what_it_argues(extractor):
+    plain, argued = run(
+        extractor,
+        "Agents need data. Methods are needed. The area hides opportunities to improve transfer learning.",
+        "Agents need data. This position paper argues that the area hides opportunities to improve transfer learning.",
+    )
+    assert links(argued)["transfer-learning"].score > links(plain)["transfer-learning"].score
+
+
+def test_corpus_priors_read_rates_and_keyphraseness(tmp_path: Path):
+    from kg.extract import salience
+
+    table = tmp_path / "rates.tsv"
+    # 1000 abstracts use "context", 30 of whose titles name it; "topic" is named by 60 of 100 titles.
+    table.write_text("# comment\nctx\t1000\t0.10000\t30\ntopic\t100\t0.01000\t60\n", encoding="utf-8")
+    priors = salience.corpus_priors(table)
+    assert priors["ctx"].rate == 0.1 and priors["topic"].rate == 0.01
+    assert priors["ctx"].topicality == salience.TOPICAL_MIN  # named by few titles: counts half
+    assert priors["topic"].topicality == salience.TOPICAL_MAX
+    assert salience.corpus_priors(tmp_path / "missing.tsv") == {}
+    # a concept common in the reference corpus is less specific in a small build too
+    assert salience.specificity(1, 5, priors["ctx"].rate) < salience.specificity(1, 5, priors["topic"].rate)
+
+
+def test_shipped_priors_know_generic_concepts():
+    """The table shipped with kg: 'machine learning' is context in most abstracts, a GAN is a topic."""
+    from kg.extract import salience
+    from kg.resources import data_path
+
+    priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+    assert priors[KGC + "machine-learning"].topicality < priors[KGC + "generative-adversarial-network"].topicality
+    assert priors[KGC + "optimization"].rate > 5 * priors[KGC + "generative-adversarial-network"].rate
+
+
+def test_a_paper_gets_the_same_subjects_in_a_small_and_a_large_build():
+    """The corpus prior makes subjects independent of build size (bench/build_size.py measures it at scale)."""
+    from kg.extract import PhraseExtractor as Extractor
+
+    ex = Extractor(scheme_.load())
+    paper = Paper("p", "This paper considers stochastic weakly convex optimization without the standard Lipschitz "
+                  "continuity assumption. We show that stochastic algorithms preserve the convergence rate.")
+    others = [Paper(f"o{i}", f"We study optimization of neural networks for task {i}.") for i in range(39)]
+    alone = {l.concept for l in ex([paper])[0].links if l.subject}
+    crowd = {l.concept for l in ex([paper, *others])[0].links if l.subject}
+    assert alone == crowd and KGC + "stochastic-nonconvex-optimization" in alone

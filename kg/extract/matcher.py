@@ -17,9 +17,10 @@ from . import acronyms, contributions, salience
 from .cleanup import Cleaned, clean
 from .records import Extraction, Link, Mention, Method
 
-DEFAULT_THRESHOLD = 0.5
+DEFAULT_THRESHOLD = 0.4
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
+NO_PRIOR = salience.Prior()
 
 
 def make_nlp():  # -> spacy.Language
@@ -179,7 +180,7 @@ class PhraseExtractor:
         # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
-        self.rates = salience.corpus_rates(data_path("patterns") / "concept-rates.tsv")
+        self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         cleaned = [clean(p.abstract) for p in papers]
@@ -244,7 +245,9 @@ class PhraseExtractor:
         links = []
         for concept, ms in sorted(by_concept.items()):
             in_title = concept in r.title_concepts
-            value = salience.score([m.weight for m in ms], in_title, salience.specificity(df[concept], n_papers, self.rates.get(concept, salience.PRIOR_RATE)))
+            prior = self.priors.get(concept, NO_PRIOR)
+            specific = salience.specificity(df[concept], n_papers, prior.rate) * prior.topicality
+            value = salience.score([m.weight for m in ms], in_title, specific)
             is_dataset = concept in self.datasets
             subject = value >= self.threshold and (in_title or not is_dataset)
             links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))

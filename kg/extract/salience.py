@@ -27,6 +27,9 @@ OTHER_MENTIONS = 0.5  # each further mention adds half its weight
 TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
 PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
 PRIOR_RATE = 0.02  # …mentioning each concept at this rate (or at its rate in the reference corpus)
+TOPICAL_PRIOR_PAPERS = 20  # keyphraseness is smoothed towards the average as if this many more papers had it
+TOPICAL_MIN = 0.5  # "machine learning", named by 3% of the titles of abstracts that use it, counts half
+TOPICAL_MAX = 1.0
 SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
@@ -143,13 +146,30 @@ def score(weights: list[float], in_title: bool, specific: float) -> float:
     return round(1 - math.exp(-evidence * specific / TEMPERATURE), 3)
 
 
+@dataclass(frozen=True)
+class Prior:
+    """What a reference corpus says about one concept: how many abstracts use it, and how topical it is."""
+
+    rate: float = PRIOR_RATE  # share of abstracts that mention it
+    topicality: float = 1.0  # its keyphraseness relative to the average concept, in [TOPICAL_MIN, TOPICAL_MAX]
+
+
 @lru_cache(maxsize=4)
-def corpus_rates(path: Path) -> dict[str, float]:
-    """Concept IRI → share of the reference corpus's abstracts that mention it (bench/corpus_rates.py writes it)."""
-    rates: dict[str, float] = {}
+def corpus_priors(path: Path) -> dict[str, Prior]:
+    """Concept IRI → its Prior, from the table bench/corpus_rates.py writes (empty when the file is missing).
+
+    Keyphraseness is the share of the abstracts mentioning a concept whose title names it too,
+    smoothed towards the average over all concepts as if TOPICAL_PRIOR_PAPERS more papers had it.
+    """
+    rows: list[tuple[str, int, float, int]] = []
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line and not line.startswith("#"):
-                iri, _, rate = line.split("\t")
-                rates[iri] = float(rate)
-    return rates
+                iri, papers, rate, titled = line.split("\t")
+                rows.append((iri, int(papers), float(rate), int(titled)))
+    mean = sum(r[3] for r in rows) / max(1, sum(r[1] for r in rows))
+    priors = {}
+    for iri, papers, rate, titled in rows:
+        keyphraseness = (titled + TOPICAL_PRIOR_PAPERS * mean) / (papers + TOPICAL_PRIOR_PAPERS)
+        priors[iri] = Prior(rate, min(TOPICAL_MAX, max(TOPICAL_MIN, keyphraseness / mean)))
+    return priors
