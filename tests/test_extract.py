@@ -139,12 +139,24 @@ def test_title_and_opening_raise_the_score(extractor):
     assert links(opening)["transfer-learning"].score > links(plain)["transfer-learning"].score
 
 
-def test_concepts_every_paper_mentions_are_less_specific(extractor):
+def test_concepts_every_paper_mentions_are_less_specific():
+    """Without a corpus prior for a concept (a user's own scheme), the build's counts decide its specificity."""
+    unknown = PhraseExtractor(scheme_.load([SCHEME]))
+    unknown.priors = {}
     rare = "Agents need data. We rely on robotics tools here."
     common = [f"Paper {i} uses robotics tools." for i in range(60)]
-    alone = run(extractor, rare)[0]
-    crowded = run(extractor, rare, *common)[0]
+    alone = run(unknown, rare)[0]
+    crowded = run(unknown, rare, *common)[0]
     assert links(crowded)["robotics"].score < links(alone)["robotics"].score
+
+
+def test_with_a_corpus_prior_a_paper_is_scored_alone(extractor):
+    """Concepts the reference corpus knows are scored from its rates: the build around a paper does not matter."""
+    rare = "Agents need data. We rely on robotics tools here."
+    common = [f"Paper {i} uses robotics tools." for i in range(60)]
+    assert KGC + "robotics" in extractor.priors
+    assert links(run(extractor, rare, *common)[0])["robotics"].score == links(run(extractor, rare)[0])["robotics"].score
+    assert extractor.per_paper  # every fixture concept has a prior: builds may be split into chunks
 
 
 def test_threshold_decides_subjects():

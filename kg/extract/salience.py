@@ -144,7 +144,13 @@ def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_
     The build's own counts are smoothed towards `prior_rate` (the concept's rate in a reference
     corpus, see corpus_rates), so a small build knows that "optimization" is common too.
     """
-    rate = (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
+    return specificity_of_rate((document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS))
+
+
+def specificity_of_rate(rate: float) -> float:
+    """The specificity factor in [0.5, 1] of a concept that this share of papers mentions."""
+    if rate <= SPECIFIC_RATE:
+        return 1.0
     s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
     return 0.5 + 0.5 * s
 
