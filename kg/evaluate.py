@@ -159,6 +159,12 @@ def score(gold: list[dict], triples: Iterable, vocab: set[str]) -> Evaluation:
                 todo.extend(broader.get(c, ()))
         return out
 
+    # Report topics as the gold file spells them ("time series", not the comparison key "time serie").
+    spelled = {topic_key(t): t.lower() for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]}
+
+    def _named(keys: set[str]) -> tuple[str, ...]:
+        return tuple(sorted(spelled.get(k, k) for k in keys))
+
     by_start = sorted(abstracts.items())
     used: set[str] = set()
     scores = []
@@ -172,7 +178,7 @@ def score(gold: list[dict], triples: Iterable, vocab: set[str]) -> Evaluation:
             used.add(paper)
             for concept in subjects.get(paper, ()):
                 got |= topics_of(concept)
-        scores.append(PaperScore(where, paper, tuple(sorted(want & got)), tuple(sorted(want - got)), tuple(sorted(got - want))))
+        scores.append(PaperScore(where, paper, _named(want & got), _named(want - got), _named(got - want)))
     return Evaluation(tuple(scores))
 
 

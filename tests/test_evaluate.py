@@ -112,3 +112,13 @@ def test_seed_gold_thresholds(sample_built):
     """The issue's bar: F1 ≥ 0.85 with recall ≥ 0.85 on the seed abstracts."""
     result = _seed_scores(sample_built)
     assert result.recall >= 0.85 and result.f1 >= 0.85, f"P {result.precision:.3f} R {result.recall:.3f} F1 {result.f1:.3f}"
+
+
+def test_topics_are_reported_as_the_gold_spells_them(small, tmp_path: Path):
+    """The comparison key of "time series" is "time serie"; the report says "time series"."""
+    gold, graph = small
+    lines = [json.loads(l) for l in gold.read_text().splitlines()]
+    lines[0]["topics"].append("Time Series")
+    gold.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    result = evaluate(gold, graph)
+    assert "time series" in result.papers[0].missed
