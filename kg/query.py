@@ -219,18 +219,29 @@ def run_store(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, 
         raise QueryError(f"query {q.name!r} is a SPARQL Update; kg only reads graphs (use 'kg push' to load data into a store)")
 
     def lookup(text: str, terms: dict[str, Term]) -> Results:
-        return _execute(store, text, {ox.Variable(k): t.to_oxigraph() for k, t in terms.items()}, None, q.name)
+        return _execute(store, _bound(text, terms), None, q.name)
 
     terms = bind(q, dict(params or {}), lookup)
-    subs = {ox.Variable(k): t.to_oxigraph() for k, t in terms.items()}
-    return _execute(store, q.text, subs, max_rows, q.name)
+    return _execute(store, _bound(q.text, terms), max_rows, q.name)
 
 
-def _execute(store, text: str, subs: dict, max_rows: int | None, name: str) -> Results:
+def _bound(text: str, terms: dict[str, Term]) -> str:
+    """The query with its parameters bound by a VALUES block of RDF terms at the top of its WHERE clause.
+
+    Measured on 21k papers: pyoxigraph plans a query with `substitutions` as if the variable were
+    free (papers-by-concept 7.3 s on disk); a VALUES block lets it start from the bound term (2.5 s).
+    The terms are serialized by the RDF term class (N-Triples escaping), never pasted as user text.
+    """
+    from .sparql import with_values
+
+    return with_values(text, {k: t.n3() for k, t in terms.items()})
+
+
+def _execute(store, text: str, max_rows: int | None, name: str) -> Results:
     import pyoxigraph as ox
 
     try:
-        answer = store.query(text, substitutions=subs or None)
+        answer = store.query(text)
         if isinstance(answer, ox.QueryBoolean):
             return Results("ask", boolean=bool(answer), name=name)
         if isinstance(answer, ox.QueryTriples):

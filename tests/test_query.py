@@ -338,3 +338,12 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(sample_analyzed_ttl: Pa
         assert mine == theirs, name
         nonempty += bool(mine)
     assert nonempty >= len(catalog()) - 1  # the comparison is not vacuous
+
+
+def test_parameters_are_bound_as_terms_not_pasted_as_text(mini_ttl: Path) -> None:
+    """A parameter holding SPARQL syntax is one literal: it matches nothing and changes no query."""
+    hostile = 'x" ) } UNION { ?paper ?p ?o } #'
+    assert len(kg.query("search", {"words": hostile}, graph=mini_ttl)) == 0
+    quotes = 'offline \\ "RL" \n'
+    assert len(kg.query("search", {"words": quotes}, graph=mini_ttl)) == 0
+    assert len(kg.query("search", {"words": "offline reinforcement"}, graph=mini_ttl)) == 1
