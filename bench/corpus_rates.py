@@ -58,10 +58,11 @@ def main(argv: list[str]) -> None:
         f"# Of {len(papers)} abstracts of {corpus.name} (bench/title_proxy.py's sample left out): those that mention each concept",
         "# (not in passing), and of those, the ones whose title names it. Written by bench/corpus_rates.py; read by salience.",
         "# concept IRI<TAB>papers<TAB>rate<TAB>titled",
-        *(f"{iri}\t{n}\t{n / len(papers):.5f}\t{named[iri]}" for iri, n in sorted(df.items())),
+        # Every concept of the scheme has a row, unused ones with 0: the extractor then needs no build statistics.
+        *(f"{iri}\t{df[iri]}\t{df[iri] / len(papers):.5f}\t{named[iri]}" for iri in sorted(set(extractor.scheme.concepts) | set(df))),
     ]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{out}: {len(df)} concepts from {len(papers)} abstracts", file=sys.stderr)
+    print(f"{out}: {len(df)} of {len(extractor.scheme.concepts)} concepts used by {len(papers)} abstracts", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -139,12 +139,24 @@ def test_title_and_opening_raise_the_score(extractor):
     assert links(opening)["transfer-learning"].score > links(plain)["transfer-learning"].score
 
 
-def test_concepts_every_paper_mentions_are_less_specific(extractor):
+def test_concepts_every_paper_mentions_are_less_specific():
+    """Without a corpus prior for a concept (a user's own scheme), the build's counts decide its specificity."""
+    unknown = PhraseExtractor(scheme_.load([SCHEME]))
+    unknown.priors = {}
     rare = "Agents need data. We rely on robotics tools here."
     common = [f"Paper {i} uses robotics tools." for i in range(60)]
-    alone = run(extractor, rare)[0]
-    crowded = run(extractor, rare, *common)[0]
+    alone = run(unknown, rare)[0]
+    crowded = run(unknown, rare, *common)[0]
     assert links(crowded)["robotics"].score < links(alone)["robotics"].score
+
+
+def test_with_a_corpus_prior_a_paper_is_scored_alone(extractor):
+    """Concepts the reference corpus knows are scored from its rates: the build around a paper does not matter."""
+    rare = "Agents need data. We rely on robotics tools here."
+    common = [f"Paper {i} uses robotics tools." for i in range(60)]
+    assert KGC + "robotics" in extractor.priors
+    assert links(run(extractor, rare, *common)[0])["robotics"].score == links(run(extractor, rare)[0])["robotics"].score
+    assert extractor.per_paper  # every fixture concept has a prior: builds may be split into chunks
 
 
 def test_threshold_decides_subjects():
@@ -356,3 +368,20 @@ def test_a_paper_gets_the_same_subjects_in_a_small_and_a_large_build():
     alone = {l.concept for l in ex([paper])[0].links if l.subject}
     crowd = {l.concept for l in ex([paper, *others])[0].links if l.subject}
     assert alone == crowd and KGC + "stochastic-nonconvex-optimization" in alone
+
+
+def test_citations_do_not_end_an_example_list():
+    """From a real abstract: SAM (a topic model) named after "such as" with citations is in passing."""
+    from kg.extract import salience
+
+    text = ("This paper introduces a new topic model, as opposed to previous topic models such as "
+            "PLSA (Hofmann, 1999), LDA (Blei et al., 2003) or SAM (Reisinger et al., 2010). We propose a class.")
+    cue = text.index("such as")
+    ctx = salience.context(text, [("EXAMPLE", cue, cue + len("such as"))])
+    assert ctx.in_passing(text.index("SAM")) and ctx.in_passing(text.index("LDA"))
+    assert not ctx.in_passing(text.index("We propose"))
+
+
+def test_i_e_restates_and_does_not_list(extractor):
+    (ex,) = run(extractor, "Agents need data. We need better methods, i.e., transfer learning between tasks.")
+    assert links(ex)["transfer-learning"].mentions[0].weight == 1.5  # second sentence, not 0.25 in passing

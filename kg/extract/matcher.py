@@ -20,7 +20,6 @@ from .records import Extraction, Link, Mention, Method
 DEFAULT_THRESHOLD = 0.4
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
-NO_PRIOR = salience.Prior()
 
 
 def make_nlp():  # -> spacy.Language
@@ -181,6 +180,9 @@ class PhraseExtractor:
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+        # With a corpus prior for every concept, a paper's links depend on that paper alone: builds can be
+        # split into chunks (--jobs, --update) and give the same bytes.
+        self.per_paper = all(iri in self.priors for iri in scheme.concepts)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         cleaned = [clean(p.abstract) for p in papers]
@@ -245,8 +247,11 @@ class PhraseExtractor:
         links = []
         for concept, ms in sorted(by_concept.items()):
             in_title = concept in r.title_concepts
-            prior = self.priors.get(concept, NO_PRIOR)
-            specific = salience.specificity(df[concept], n_papers, prior.rate) * prior.topicality
+            prior = self.priors.get(concept)
+            if prior is None:  # a concept the reference corpus does not know: the build's own counts decide
+                specific = salience.specificity(df[concept], n_papers)
+            else:
+                specific = salience.specificity_of_rate(prior.rate) * prior.topicality
             value = salience.score([m.weight for m in ms], in_title, specific)
             is_dataset = concept in self.datasets
             subject = value >= self.threshold and (in_title or not is_dataset)

@@ -118,12 +118,24 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             # A contrast ends at the next comma ("unlike X, we …"); an example list runs to the clause end.
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = re.match(r"[\s,]*", text[end:]).end()
-            stop = pattern.search(text, end + skip)
-            passing.append((end, stop.start() if stop else len(text)))
+            passing.append((end, _stretch_end(text, end + skip, pattern)))
     return Context(starts, frozenset(focus), tuple(passing))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
+
+
+def _stretch_end(text: str, start: int, pattern: re.Pattern[str]) -> int:
+    """Where a cue's stretch from `start` ends: the first `pattern` match outside parentheses it opened.
+
+    "such as PLSA (Hofmann, 1999), LDA (Blei et al., 2003) or SAM" is one list: the comma and the
+    ")" inside a citation do not end it.
+    """
+    for stop in pattern.finditer(text, start):
+        inside = text.count("(", start, stop.start()) - text.count(")", start, stop.start())
+        if inside <= 0 or text[stop.start()] in ".!?;":
+            return stop.start()
+    return len(text)
 
 
 def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
@@ -132,7 +144,13 @@ def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_
     The build's own counts are smoothed towards `prior_rate` (the concept's rate in a reference
     corpus, see corpus_rates), so a small build knows that "optimization" is common too.
     """
-    rate = (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
+    return specificity_of_rate((document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS))
+
+
+def specificity_of_rate(rate: float) -> float:
+    """The specificity factor in [0.5, 1] of a concept that this share of papers mentions."""
+    if rate <= SPECIFIC_RATE:
+        return 1.0
     s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
     return 0.5 + 0.5 * s
 
