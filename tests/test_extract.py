@@ -385,3 +385,13 @@ def test_citations_do_not_end_an_example_list():
 def test_i_e_restates_and_does_not_list(extractor):
     (ex,) = run(extractor, "Agents need data. We need better methods, i.e., transfer learning between tasks.")
     assert links(ex)["transfer-learning"].mentions[0].weight == 1.5  # second sentence, not 0.25 in passing
+
+
+def test_the_shipped_scheme_has_a_corpus_prior_for_every_concept():
+    """Else those concepts fall back to build counts and a paper's links depend on its build (--update, --jobs)."""
+    from kg.extract import salience
+    from kg.resources import data_path
+
+    priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+    missing = sorted(set(scheme_.load().concepts) - set(priors))
+    assert not missing, f"{len(missing)} concepts have no row, e.g. {missing[:3]}: run python bench/corpus_rates.py"
