@@ -89,8 +89,8 @@ def _extract(
         return papers, tuple(parallel.extract(run, papers, jobs=jobs, progress=progress)), ()
     except KgError:
         raise
-    except Exception:
-        pass
+    except Exception as exc:
+        batch_error = exc
     kept: list[ingest.Paper] = []
     found: list[extract.Extraction] = []
     problems: list[str] = []
@@ -107,6 +107,9 @@ def _extract(
             continue
         kept.append(paper)
         found.append(one)
+    if not problems:
+        # Every record extracts on its own: the failure was in the batch machinery (a bug), not the input.
+        raise batch_error
     if not kept:
         raise InputError(f"no papers to build: extraction failed on all {len(problems)} records, the first: {problems[0].removeprefix('skipped ')}")
     return tuple(kept), tuple(found), tuple(problems)
