@@ -77,29 +77,27 @@ def build(
     update_graph: Path | None,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
-    import sys
 
     from .build import SAMPLE_NAME, write
     from .build import build as build_graph
     from .render import render as render_graph
 
-    if progress is None:
-        progress = sys.stderr.isatty()
+    # The options a full build and an update share, spelled once.
+    options: dict[str, Any] = {
+        "schemes": schemes,
+        "default_scheme": not no_default_scheme,
+        "threshold": threshold,
+        "base": base,
+        "skip_bad": skip_bad,
+        "jobs": jobs,
+        "progress": sys.stderr.isatty() if progress is None else progress,
+    }
     if update_graph is not None:
-        _update(update_graph, inputs, output, schemes, no_default_scheme, threshold, base, render_html, skip_bad, jobs, progress)
+        _update(update_graph, inputs, output, render_html, options)
         return
     if output is None:
         output = DEFAULT_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
-    built = build_graph(
-        inputs or None,
-        schemes=schemes,
-        default_scheme=not no_default_scheme,
-        threshold=threshold,
-        base=base,
-        skip_bad=skip_bad,
-        jobs=jobs,
-        progress=progress,
-    )
+    built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
     write(built, output)
@@ -163,19 +161,7 @@ def render(
         click.echo(f"note: {page.note}", err=True)
 
 
-def _update(
-    graph: Path,
-    inputs: tuple[Path, ...],
-    output: Path | None,
-    schemes: tuple[Path, ...],
-    no_default_scheme: bool,
-    threshold: float,
-    base: str,
-    render_html: bool,
-    skip_bad: bool,
-    jobs: int,
-    progress: bool,
-) -> None:
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any]) -> None:
     """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH."""
     from .errors import UsageError
     from .render import render as render_graph
@@ -183,18 +169,7 @@ def _update(
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
-    result = update_graph(
-        graph,
-        inputs,
-        output=output,
-        schemes=schemes,
-        default_scheme=not no_default_scheme,
-        threshold=threshold,
-        base=base,
-        skip_bad=skip_bad,
-        jobs=jobs,
-        progress=progress,
-    )
+    result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     if not result.changed:
