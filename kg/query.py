@@ -213,9 +213,7 @@ def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
 
 
 def run_store(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
-    """Run a query on a pyoxigraph store with its parameters substituted as RDF terms."""
-    import pyoxigraph as ox
-
+    """Run a query on a pyoxigraph store with its parameters bound as RDF terms."""
     from .sparql import is_update
 
     if is_update(q.text):

@@ -85,18 +85,6 @@ class Term:
             return cls("literal", term.value, None if lang else term.datatype.value, lang or None)
         raise TypeError(f"unsupported RDF term {term!r}")
 
-    def to_oxigraph(self) -> Any:
-        """The pyoxigraph term (for substitutions)."""
-        import pyoxigraph as ox
-
-        if self.kind == "uri":
-            return ox.NamedNode(self.value)
-        if self.kind == "bnode":
-            return ox.BlankNode(self.value)
-        if self.lang:
-            return ox.Literal(self.value, language=self.lang)
-        return ox.Literal(self.value, datatype=ox.NamedNode(self.datatype or XSD + "string"))
-
 
 def _escape_literal(text: str) -> str:
     return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")

@@ -62,15 +62,6 @@ class Scheme:
         )
         return roots[0] if roots else iri
 
-    def depth(self, iri: str) -> int:
-        """Length of the longest skos:broader path up from `iri` (a top concept has 0)."""
-        return _depth(self, iri, frozenset())
-
-
-def _depth(scheme: Scheme, iri: str, path: frozenset[str]) -> int:
-    parents = [p for p in scheme.concepts[iri].broader if p in scheme.concepts and p not in path]
-    return 1 + max((_depth(scheme, p, path | {iri}) for p in parents), default=-1) if parents else 0
-
 
 def default_scheme_files() -> tuple[Path, ...]:
     """The concept scheme files shipped with kg."""
