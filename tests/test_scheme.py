@@ -133,7 +133,7 @@ def _matcher_key(nlp, label: str, exact: bool) -> str:
 
 
 def test_no_label_is_shared_unless_ambiguous(scheme: scheme_.Scheme, nlp_and_matchers) -> None:
-    from kg.extract import _is_acronym
+    from kg.extract.matcher import _is_acronym
 
     nlp, _ = nlp_and_matchers
     owners: dict[str, set[tuple[str, bool]]] = defaultdict(set)
@@ -155,7 +155,7 @@ def test_ambiguous_acronyms_are_marked(scheme: scheme_.Scheme) -> None:
 
 
 def test_every_label_is_matched_by_the_extractor(scheme: scheme_.Scheme, nlp_and_matchers) -> None:
-    from kg.extract import _is_acronym
+    from kg.extract.matcher import _is_acronym
 
     nlp, (folded, exact) = nlp_and_matchers
     # An exact-case label of two concepts ("SSL") is matched only where a paper defines it (kg.extract.acronyms).
