@@ -223,7 +223,21 @@ def run_store(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, 
         return _execute(store, _bound(text, terms), None, q.name)
 
     terms = bind(q, dict(params or {}), lookup)
-    return _execute(store, _bound(q.text, terms), max_rows, q.name)
+    return _execute(store, _bound(_fast_text(store, q), terms), max_rows, q.name)
+
+
+def _fast_text(store, q: NamedQuery) -> str:
+    """The text to run: a shipped aggregate's `_stats-NAME.rq` twin when the store has kg.stats counts.
+
+    Only for the shipped query itself (same text), never a user's file that happens to share its name.
+    """
+    from .stats import has_stats
+
+    folder = data_path("queries")
+    twin, shipped = folder / f"_stats-{q.name}.rq", folder / f"{q.name}.rq"
+    if twin.is_file() and shipped.is_file() and shipped.read_text(encoding="utf-8") == q.text and has_stats(store):
+        return twin.read_text(encoding="utf-8")
+    return q.text
 
 
 def _bound(text: str, terms: dict[str, Term]) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import __version__
 from .errors import InputError
 from .rdf import FORMATS, format_for
+from .stats import VERSION as STATS_VERSION
 
 STAMP = "kg-source.json"
 
@@ -28,7 +29,8 @@ def store_dir(graph: str | Path) -> Path:
 
 def _stamp(graph: Path) -> dict:
     st = graph.stat()
-    return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__}
+    # `stats`: a store without the current kg.stats counts is rebuilt (its queries would be slow).
+    return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__, "stats": STATS_VERSION}
 
 
 def is_fresh(graph: str | Path) -> bool:
@@ -44,6 +46,8 @@ def ensure_store(graph: str | Path) -> Path:
     """Build (or rebuild, when the graph file changed) the persisted store and return its folder."""
     import pyoxigraph as ox
 
+    from .stats import add as add_stats
+
     graph = Path(graph)
     if not graph.is_file():
         raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
@@ -58,6 +62,7 @@ def ensure_store(graph: str | Path) -> Path:
             store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
+        add_stats(store)
         store.flush()
         del store  # closes the database before the folder moves
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
@@ -98,6 +103,8 @@ def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Sto
     """
     import pyoxigraph as ox
 
+    from .stats import add as add_stats
+
     graph = Path(graph)
     if not graph.is_file():
         raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
@@ -114,4 +121,5 @@ def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Sto
             store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
+        add_stats(store)
         return store
