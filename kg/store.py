@@ -59,10 +59,11 @@ def ensure_store(graph: str | Path) -> Path:
     try:
         store = ox.Store(str(tmp / "db"))
         try:
-            store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
+            fmt = getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0])
+            store.bulk_load(path=str(graph), format=fmt)
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
-        add_stats(store)
+        add_stats(store, ox.parse(path=str(graph), format=fmt))
         store.flush()
         del store  # closes the database before the folder moves
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
