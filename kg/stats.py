@@ -18,16 +18,17 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
-from .rdf import DCTERMS, FABIO, RDF, SKOS
+from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 
 # The named graph of the counts: a kg IRI no graph file uses (stores only, never written out).
 STATS_GRAPH = "https://w3id.org/kg/stats"
 NS = STATS_GRAPH + "#"  # its terms (kgs: in the _stats-*.rq queries)
 # Raised when what is counted or how changes, so that stores built before are rebuilt.
-VERSION = 2
+VERSION = 3
 
 
-PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel")
+PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel", RDFS + "label")
+STRINGS = (XSD + "string", RDF + "langString")
 
 
 def _facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objects}}, for PREDICATES
@@ -115,12 +116,19 @@ def stats_quads(quads: Iterable) -> Iterator:
     labels = facts[SKOS + "prefLabel"]
     direct, total, trend, pairs = _count(facts)
     p = {name: ox.NamedNode(NS + name) for name in
-         ("papers", "totalPapers", "a", "aLabel", "b", "bLabel", "pairPapers", "pairRank", "concept", "label", "year", "yearPapers", "yearRank")}
+         ("papers", "totalPapers", "a", "aLabel", "b", "bLabel", "pairPapers", "pairRank", "concept", "label", "year", "yearPapers",
+          "yearRank", "labelRank")}
     yield ox.Quad(graph, ox.NamedNode(RDF + "type"), ox.NamedNode(NS + "Statistics"), graph)
     for concept, n in total.items():
         yield ox.Quad(concept, p["totalPapers"], ox.Literal(n), graph)
     for concept, n in direct.items():
         yield ox.Quad(concept, p["papers"], ox.Literal(n), graph)
+    # Paper listings sort by ?label: each labelled resource's place in that order, when every one has a
+    # single string label (else none, and the twins' ORDER BY falls through to ?label itself).
+    names = facts[RDFS + "label"]
+    if all(len(v) == 1 and isinstance(label := next(iter(v)), ox.Literal) and label.datatype.value in STRINGS for v in names.values()):
+        for rank, (resource, labels_) in _ranked(list(names.items()), lambda r: (next(iter(r[1])).value,)):
+            yield ox.Quad(resource, p["labelRank"], ox.Literal(rank), graph)
     # co-occurrence.rq: ORDER BY DESC(?papers) ?aLabel ?bLabel ?a ?b
     rows = [(a, la, b, lb, n) for (a, b), n in pairs.items() for la in labels.get(a, ()) for lb in labels.get(b, ())]
     for i, (rank, (a, la, b, lb, n)) in enumerate(_ranked(rows, lambda r: (-r[4], r[1].value, r[3].value, r[0].value, r[2].value))):

@@ -12,7 +12,7 @@ import pytest
 
 import kg
 from kg.query import _execute, _fast_text, _bound, bind, catalog, resolve, run_store
-from kg.rdf import DCTERMS, FABIO, RDF, SKOS, XSD
+from kg.rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 from kg.results import Term
 from kg.stats import STATS_GRAPH, has_stats
 from kg.store import STAMP, ensure_store, open_store, store_dir
@@ -21,8 +21,9 @@ KGC = "https://w3id.org/kg/concept/"
 TWINS = sorted(p.stem.removeprefix("_stats-") for p in (Path(kg.__file__).parent.parent / "queries").glob("_stats-*.rq"))
 
 
-def _tricky_graph(path: Path, seed: int = 7, papers: int = 80) -> Path:
-    """Poly-hierarchy, a broader cycle, two prefLabels, a subject outside the scheme, papers with 0–2 years."""
+def _tricky_graph(path: Path, seed: int = 7, papers: int = 80, two_labels: bool = False) -> Path:
+    """Poly-hierarchy, a broader cycle, two prefLabels, a subject outside the scheme, papers with 0–2 years,
+    papers sharing a label (and with `two_labels`, one paper with two labels, so no label ranks)."""
     import pyoxigraph as ox
 
     rnd = random.Random(seed)
@@ -40,7 +41,10 @@ def _tricky_graph(path: Path, seed: int = 7, papers: int = 80) -> Path:
     outside = N(f"{KGC}not-in-the-scheme")
     for j in range(papers):
         p = N(f"https://w3id.org/kg/paper/p{j:03d}")
-        out.append(T(p, a, N(FABIO + "ResearchPaper")))
+        out += [T(p, a, N(FABIO + "ResearchPaper")), T(p, N(DCTERMS + "identifier"), L(f"p{j:03d}")),
+                T(p, N(RDFS + "label"), L(f"Paper {rnd.randint(0, papers // 2)}"))]
+        if two_labels and j == 5:
+            out.append(T(p, N(RDFS + "label"), L("A second label")))
         for year in rnd.sample(["2021", "2022", "2023"], rnd.choice([0, 1, 1, 1, 2])):
             out.append(T(p, N(FABIO + "hasPublicationYear"), L(year, datatype=N(XSD + "gYear"))))
         for c in rnd.sample(concepts + [outside], rnd.randint(0, 4)):
@@ -59,21 +63,22 @@ def _portable(store, name: str, params: dict) -> list:
 
 
 def _cases(store) -> list[tuple[str, dict]]:
-    first = next(iter(run_store(store, resolve("top-concepts"))))
-    return [(name, {}) for name in TWINS] + [
-        ("trend", {"concept": first["concept"]}),
+    top = [r["concept"] for r in run_store(store, resolve("top-concepts"))]
+    needs = {"papers-by-concept": {"concept": top[0]}, "bridging-papers": {"a": top[0], "b": top[1]}}
+    return [(name, needs.get(name, {})) for name in TWINS] + [
+        ("trend", {"concept": top[0]}),
         ("co-occurrence", {"min": "2"}),
-        ("concept-tree", {"root": first["concept"]}),
+        ("concept-tree", {"root": top[0]}),
     ]
 
 
 def test_the_aggregates_have_stats_twins() -> None:
-    assert {"top-concepts", "trend", "co-occurrence", "concept-tree"} <= set(TWINS) <= set(catalog())
+    assert {"top-concepts", "trend", "co-occurrence", "concept-tree", "papers-by-concept"} <= set(TWINS) <= set(catalog())
 
 
-@pytest.mark.parametrize("which", ["sample", "tricky", "tricky-memory"])
+@pytest.mark.parametrize("which", ["sample", "tricky", "tricky-memory", "tricky-two-labels"])
 def test_twins_give_the_portable_rows_in_order(which: str, sample_ttl: Path, tmp_path: Path) -> None:
-    graph = sample_ttl if which == "sample" else _tricky_graph(tmp_path / "tricky.ttl")
+    graph = sample_ttl if which == "sample" else _tricky_graph(tmp_path / "tricky.ttl", two_labels=which.endswith("labels"))
     store = open_store(graph, memory=which.endswith("memory"))
     assert has_stats(store)
     for name, params in _cases(store):
