@@ -12,7 +12,7 @@ import pytest
 
 import kg
 from kg.query import _execute, _fast_text, _bound, bind, catalog, resolve, run_store
-from kg.rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
+from kg.rdf import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 from kg.results import Term
 from kg.stats import STATS_GRAPH, has_stats
 from kg.store import STAMP, ensure_store, open_store, store_dir
@@ -43,6 +43,11 @@ def _tricky_graph(path: Path, seed: int = 7, papers: int = 80, two_labels: bool 
         p = N(f"https://w3id.org/kg/paper/p{j:03d}")
         out += [T(p, a, N(FABIO + "ResearchPaper")), T(p, N(DCTERMS + "identifier"), L(f"p{j:03d}")),
                 T(p, N(RDFS + "label"), L(f"Paper {rnd.randint(0, papers // 2)}"))]
+        if j % 9 == 0:  # a proposed method, with its annotation (names repeat: ties in the sort)
+            m, ann, target, quote = (N(f"https://w3id.org/kg/{kind}/p{j}") for kind in ("method", "annotation", "target", "quote"))
+            out += [T(p, N(KG + "proposes"), m), T(m, N(RDFS + "label"), L(f"Method{j % 4}")), T(ann, N(OA + "hasBody"), m),
+                    T(ann, N(OA + "hasTarget"), target), T(target, N(OA + "hasSource"), p), T(target, N(OA + "hasSelector"), quote),
+                    T(quote, N(OA + "exact"), L(f"Method{j % 4}"))]
         if two_labels and j == 5:
             out.append(T(p, N(RDFS + "label"), L("A second label")))
         for year in rnd.sample(["2021", "2022", "2023"], rnd.choice([0, 1, 1, 1, 2])):
@@ -73,7 +78,8 @@ def _cases(store) -> list[tuple[str, dict]]:
 
 
 def test_the_aggregates_have_stats_twins() -> None:
-    assert {"top-concepts", "trend", "co-occurrence", "concept-tree", "papers-by-concept"} <= set(TWINS) <= set(catalog())
+    assert {"top-concepts", "trend", "co-occurrence", "concept-tree", "papers-by-concept",
+            "bridging-papers", "proposed-methods"} <= set(TWINS) <= set(catalog())
 
 
 @pytest.mark.parametrize("which", ["sample", "tricky", "tricky-memory", "tricky-two-labels"])
