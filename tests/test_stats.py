@@ -78,8 +78,7 @@ def _cases(store) -> list[tuple[str, dict]]:
 
 
 def test_the_aggregates_have_stats_twins() -> None:
-    assert {"top-concepts", "trend", "co-occurrence", "concept-tree", "papers-by-concept",
-            "bridging-papers", "proposed-methods"} <= set(TWINS) <= set(catalog())
+    assert {"top-concepts", "trend", "co-occurrence", "concept-tree", "papers-by-concept"} <= set(TWINS) <= set(catalog())
 
 
 @pytest.mark.parametrize("which", ["sample", "tricky", "tricky-memory", "tricky-two-labels"])
