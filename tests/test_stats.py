@@ -22,8 +22,8 @@ TWINS = sorted(p.stem.removeprefix("_stats-") for p in (Path(kg.__file__).parent
 
 
 def _tricky_graph(path: Path, seed: int = 7, papers: int = 80, two_labels: bool = False) -> Path:
-    """Poly-hierarchy, a broader cycle, two prefLabels, a subject outside the scheme, papers with 0–2 years,
-    papers sharing a label (and with `two_labels`, one paper with two labels, so no label ranks)."""
+    """Poly-hierarchy, a broader cycle, a subject outside the scheme, papers with 0–2 years, concepts and
+    papers sharing a label; with `two_labels`, a concept and a paper with two labels (so no label ranks)."""
     import pyoxigraph as ox
 
     rnd = random.Random(seed)
@@ -32,12 +32,13 @@ def _tricky_graph(path: Path, seed: int = 7, papers: int = 80, two_labels: bool 
     concepts = [N(f"{KGC}c{i}") for i in range(12)]
     out = []
     for i, c in enumerate(concepts):
-        out += [T(c, a, N(SKOS + "Concept")), T(c, label, L(f"concept {i}", language="en"))]
+        out += [T(c, a, N(SKOS + "Concept")), T(c, label, L(f"concept {min(i, 10)}", language="en"))]  # 10 and 11 share a label
         if i:
             out.append(T(c, broader, concepts[(i - 1) // 2]))
     out += [T(concepts[9], broader, concepts[2]),  # a second parent
-            T(concepts[0], broader, concepts[11]),  # a cycle through the top
-            T(concepts[3], label, L("concept three", language="de"))]  # a second prefLabel
+            T(concepts[0], broader, concepts[11])]  # a cycle through the top
+    if two_labels:
+        out.append(T(concepts[3], label, L("concept three", language="de")))  # a second prefLabel
     outside = N(f"{KGC}not-in-the-scheme")
     for j in range(papers):
         p = N(f"https://w3id.org/kg/paper/p{j:03d}")
