@@ -24,7 +24,7 @@ from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 STATS_GRAPH = "https://w3id.org/kg/stats"
 NS = STATS_GRAPH + "#"  # its terms (kgs: in the _stats-*.rq queries)
 # Raised when what is counted or how changes, so that stores built before are rebuilt.
-VERSION = 4
+VERSION = 5
 
 
 PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel", RDFS + "label")
@@ -93,15 +93,6 @@ def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
     return direct, total, trend, pairs
 
 
-def _ranked(rows: list[tuple], key: Callable[[tuple], tuple]) -> Iterator[tuple[int, tuple]]:
-    """(rank, row) in the order of `key`; rows with equal keys share a rank (the query breaks such ties)."""
-    rank, last = 0, None
-    for row in sorted(rows, key=key):
-        if key(row) != last:
-            rank, last = rank + 1, key(row)
-        yield rank, row
-
-
 def stats_quads(quads: Iterable) -> Iterator:
     """The counts of a graph as quads in `STATS_GRAPH`, on IRIs under it (no blank nodes).
 
@@ -116,39 +107,48 @@ def stats_quads(quads: Iterable) -> Iterator:
     labels = facts[SKOS + "prefLabel"]
     direct, total, trend, pairs = _count(facts)
     p = {name: ox.NamedNode(NS + name) for name in
-         ("papers", "totalPapers", "a", "b", "pairPapers", "concept", "year", "yearPapers", "labelRank", "prefLabelRank")}
+         ("papers", "totalPapers", "a", "b", "pairPapers", "concept", "year", "yearPapers", "yearRank", "labelRank", "prefLabelRank")}
     yield ox.Quad(graph, ox.NamedNode(RDF + "type"), ox.NamedNode(NS + "Statistics"), graph)
     for concept, n in total.items():
         yield ox.Quad(concept, p["totalPapers"], ox.Literal(n), graph)
     for concept, n in direct.items():
         yield ox.Quad(concept, p["papers"], ox.Literal(n), graph)
-    # Listings sort by labels: each labelled resource's place in that order (rdfs:label for papers,
-    # skos:prefLabel for concepts). The twins order by ?rank and then by the label itself, so equal
-    # ranks fall through to the engine's own comparison.
-    yield from _label_ranks(facts[RDFS + "label"], p["labelRank"], graph)
-    yield from _label_ranks(labels, p["prefLabelRank"], graph)
-    # co-occurrence.rq and trend.rq rows: labels and order come from the concepts' ranks.
+    # Listings sort by labels. Each labelled resource gets its place in that order as an integer, which
+    # the twins sort by before the label itself. Papers (rdfs:label): equal ranks are equal strings and
+    # fall through to the label. Concepts (skos:prefLabel): a rank stands for one concept, so only when
+    # every concept has one string label and no two share it; otherwise every rank is 0 and the twins
+    # sort by the labels as the portable queries do.
+    paper_ranks = _label_ranks(facts[RDFS + "label"], distinct=False)
+    concept_ranks = _label_ranks(labels, distinct=True)
+    for predicate, ranks, names in ((p["labelRank"], paper_ranks, facts[RDFS + "label"]), (p["prefLabelRank"], concept_ranks, labels)):
+        for resource in names:
+            yield ox.Quad(resource, predicate, ox.Literal(ranks[resource] if ranks else 0), graph)
     for i, ((a, b), n) in enumerate(sorted(pairs.items(), key=lambda kv: (kv[0][0].value, kv[0][1].value))):
         row = ox.NamedNode(f"{STATS_GRAPH}/co-occurrence/{i}")
         yield from (ox.Quad(row, p["a"], a, graph), ox.Quad(row, p["b"], b, graph), ox.Quad(row, p["pairPapers"], ox.Literal(n), graph))
+    # trend.rq sorts by ?label ?concept ?year: with concept ranks, each row's place in that order.
+    order = {cell: i + 1 for i, cell in enumerate(sorted(trend, key=lambda cy: (concept_ranks.get(cy[0], 0), cy[1].value)))} if concept_ranks else {}
     for i, ((c, y), n) in enumerate(sorted(trend.items(), key=lambda kv: (kv[0][0].value, kv[0][1].value))):
         row = ox.NamedNode(f"{STATS_GRAPH}/trend/{i}")
-        yield from (ox.Quad(row, p["concept"], c, graph), ox.Quad(row, p["year"], y, graph), ox.Quad(row, p["yearPapers"], ox.Literal(n), graph))
+        yield from (ox.Quad(row, p["concept"], c, graph), ox.Quad(row, p["year"], y, graph), ox.Quad(row, p["yearPapers"], ox.Literal(n), graph),
+                    ox.Quad(row, p["yearRank"], ox.Literal(order.get((c, y), 0)), graph))
 
 
-def _label_ranks(labels: dict, predicate, graph) -> Iterator:
-    """Each resource's dense rank by its label's string, when every resource has one string label; else 0 for all."""
+def _label_ranks(labels: dict, *, distinct: bool) -> dict | None:
+    """Each resource's dense rank by its label's string (from 1), or None unless every resource has one
+    string label (and, when `distinct`, no two resources share a label string)."""
     import pyoxigraph as ox
 
     def single(v: set) -> bool:
         return len(v) == 1 and isinstance(label := next(iter(v)), ox.Literal) and label.datatype.value in STRINGS
 
-    if all(single(v) for v in labels.values()):
-        ranked = _ranked(list(labels.items()), lambda r: (next(iter(r[1])).value,))
-    else:
-        ranked = ((0, item) for item in labels.items())  # all tied: ORDER BY compares the labels themselves
-    for rank, (resource, _) in ranked:
-        yield ox.Quad(resource, predicate, ox.Literal(rank), graph)
+    if not all(single(v) for v in labels.values()):
+        return None
+    strings = {resource: next(iter(v)).value for resource, v in labels.items()}
+    if distinct and len(set(strings.values())) != len(strings):
+        return None
+    place = {text: i + 1 for i, text in enumerate(sorted(set(strings.values())))}
+    return {resource: place[text] for resource, text in strings.items()}
 
 
 def add(store, quads: Iterable | None = None) -> None:
