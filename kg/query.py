@@ -268,7 +268,16 @@ def _execute(store, text: str, max_rows: int | None, name: str) -> Results:
             return Results("graph", triples=tuple(triples), name=name)
         variables = tuple(v.value for v in answer.variables)
         rows: list[tuple[Term | None, ...]] = []
-        conv = Term.from_oxigraph
+        # Each distinct term converted once: answers repeat concepts, labels and counts row after row
+        # (co-occurrence at 100k papers: 312k terms, 0.64 s to convert one by one).
+        seen: dict[Any, Term] = {}
+
+        def conv(term: Any) -> Term:
+            out = seen.get(term)
+            if out is None:
+                out = seen[term] = Term.from_oxigraph(term)
+            return out
+
         for solution in answer:
             if max_rows is not None and len(rows) >= max_rows:
                 return Results("select", variables, tuple(rows), truncated=True, name=name)
