@@ -43,8 +43,7 @@ def _facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objec
 
 
 def store_quads(store) -> Iterator:
-    """The quads `counts` needs from a store's default graph (fast for an in-memory store only:
-    the persisted store answered 58k quads in 4 s at 21k papers, so it is counted from the file)."""
+    """The quads `counts` needs from a store's default graph (fast for an in-memory store only)."""
     import pyoxigraph as ox
 
     for predicate in PREDICATES:
@@ -151,18 +150,25 @@ def _label_ranks(labels: dict, *, distinct: bool) -> dict | None:
     return {resource: place[text] for resource, text in strings.items()}
 
 
-def add(store, quads: Iterable | None = None) -> None:
-    """Count `quads` (default: the store's own) and add the statistics graph to the store, replacing one there.
+def add(store, counted: list | None = None) -> None:
+    """Add the statistics graph to a store, replacing one there: `counted` (from `count_file`), else the store's own counts.
 
-    Pass the graph file's quads (`pyoxigraph.parse`) for a persisted store: parsing the file
-    again is faster than reading the subject triples back out of RocksDB.
+    A persisted store is counted from its graph file: the file parses faster than the subject
+    triples read back out of RocksDB (58k quads took 4 s at 21k papers).
     """
     import pyoxigraph as ox
 
     graph = ox.NamedNode(STATS_GRAPH)
     if store.contains_named_graph(graph):
         store.remove_graph(graph)
-    store.bulk_extend(list(stats_quads(store_quads(store) if quads is None else quads)))  # counted before the first write
+    store.bulk_extend(counted if counted is not None else list(stats_quads(store_quads(store))))
+
+
+def count_file(path: str, fmt) -> list:  # fmt: pyoxigraph.RdfFormat
+    """The statistics quads of a graph file, counted from a parse of it."""
+    import pyoxigraph as ox
+
+    return list(stats_quads(ox.parse(path=path, format=fmt)))
 
 
 def has_stats(store) -> bool:
