@@ -158,3 +158,11 @@ def test_the_stats_graph_stays_out_of_the_default_graph(mini_ttl: Path) -> None:
     assert kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", graph=mini_ttl).column("n") == [n]
     graphs = kg.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", graph=mini_ttl).column("g")
     assert graphs == [STATS_GRAPH]
+
+
+def test_a_broken_graph_file_is_one_error_and_leaves_no_store(tmp_path: Path) -> None:
+    graph = tmp_path / "broken.ttl"
+    graph.write_text("<https://example.org/a> <https://example.org/b> .\n")  # no object
+    with pytest.raises(kg.InputError, match="broken.ttl: not valid RDF"):
+        kg.query("top-concepts", graph=graph)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.ttl"]
