@@ -71,6 +71,10 @@ def ensure_store(graph: str | Path) -> Path:
             except SyntaxError as exc:
                 raise InputError(f"{graph}: not valid RDF ({exc})") from None
         add_stats(store, counted)
+        # Compact what bulk_load left as dozens of level-0 files, each of which every read had to
+        # check: at 100k papers the portable queries ran 5-9x faster afterwards (search 23 s -> 5 s,
+        # papers-by-concept 13 s -> 1.8 s), for 18 s once here.
+        store.optimize()
         store.flush()
         del store  # closes the database before the folder moves
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
