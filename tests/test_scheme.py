@@ -111,6 +111,23 @@ def test_broader_targets_exist_and_have_no_cycles(scheme: scheme_.Scheme) -> Non
         assert concept.iri not in scheme.ancestors(concept.iri), f"cycle through {concept.iri}"
 
 
+def test_related_never_joins_a_concept_to_its_ancestors(scheme: scheme_.Scheme) -> None:
+    """SKOS S27: skos:related is disjoint with skos:broaderTransitive."""
+    related = [(t.subject.value, t.object.value) for t in scheme.triples if t.predicate.value == SKOS + "related"]
+    assert len(related) >= 10  # the cross-field links of ontology/README.md
+    clashes = [(a, b) for a, b in related if b in scheme.ancestors(a) or a in scheme.ancestors(b)]
+    assert not clashes
+
+
+def test_model_families_do_not_roll_up_to_application_fields(scheme: scheme_.Scheme) -> None:
+    """An LLM paper is not thereby an NLP paper; a distillation paper not thereby a compression paper."""
+    assert KGC + "language-model" in scheme.ancestors(KGC + "large-language-model")
+    assert KGC + "natural-language-processing" not in scheme.ancestors(KGC + "large-language-model")
+    assert KGC + "model-compression" not in scheme.ancestors(KGC + "policy-distillation")
+    assert KGC + "natural-language-processing" in scheme.ancestors(KGC + "machine-translation")
+    assert KGC + "model-compression" in scheme.ancestors(KGC + "quantization")
+
+
 def test_every_concept_reaches_a_top_concept(scheme: scheme_.Scheme, tops: set[str]) -> None:
     stranded = [c.iri for c in scheme.concepts.values() if c.iri not in tops and not (scheme.ancestors(c.iri) & tops)]
     assert stranded == []
