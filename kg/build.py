@@ -122,7 +122,8 @@ def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
     name = rdf.format_for(fmt, path)
     with atomic_write(path) as stream:
         rdf.write(built.triples(), stream, name, ns=built.ns)
+        stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
     # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-    if name in graph_index.INDEXED:
-        graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns))
+    if stamped is not None:
+        graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
     return path

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import IO, Iterable, Sequence
 
 from . import __version__, rdf
 from .atomic import atomic_write
@@ -167,7 +168,7 @@ def read(graph: str | Path) -> GraphIndex | None:
     graph = Path(graph)
     try:
         data = json.loads(index_path(graph).read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT or data.get("stamp") != _stamp(graph):
+        if data.get("format") != FORMAT or data.get("stamp") != stamp(graph):
             return None
         return GraphIndex(
             {iri: d for iri, d in data["digests"].items()},
@@ -182,26 +183,34 @@ def read(graph: str | Path) -> GraphIndex | None:
         return None  # missing, unreadable or not ours: the caller scans the graph
 
 
-def load(graph: str | Path) -> tuple[GraphIndex, bool]:
-    """The index of a graph file: from its sidecar when fresh, else by scanning it; and whether it was scanned."""
+def load(graph: str | Path) -> tuple[GraphIndex, dict | None]:
+    """The index of a graph file: from its sidecar when fresh, else by scanning the file.
+
+    With a scanned index comes the stamp of the file as it was before the scan, to write the index
+    with (a file that changes during the scan then gets a stale index, not a wrong one); None when
+    the sidecar was fresh.
+    """
     found = read(graph)
-    return (found, False) if found is not None else (scan(graph), True)
+    if found is not None:
+        return found, None
+    before = stamp(Path(graph)) if Path(graph).is_file() else None
+    return scan(graph), before
 
 
-def write(graph: str | Path, index: GraphIndex) -> Path | None:
-    """Write the index beside a graph file just written, stamped with that file; None if it could not be.
+def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | None:
+    """Write the index of a graph file, with the stamp of that file as it was indexed; None if not written.
 
     Best effort: the index only saves time, so a folder that takes the graph but not the index (a
     full disk) must not fail the build; the next update then scans the graph.
     """
     graph = Path(graph)
     path = index_path(graph)
-    if rdf.format_for(None, graph) not in INDEXED:
+    if stamped is None or rdf.format_for(None, graph) not in INDEXED:
         return None
     data = {
         "format": FORMAT,
         "kg": __version__,
-        "stamp": _stamp(graph),
+        "stamp": stamped,
         "builds": list(index.builds),
         "versions": sorted(index.versions),
         "ids": index.ids,
@@ -218,10 +227,25 @@ def write(graph: str | Path, index: GraphIndex) -> Path | None:
     return path
 
 
-def _stamp(graph: Path) -> dict:
+def stamp(graph: Path) -> dict:
     """Size, modification time and a hash of the tail of a graph file: what an index is valid for."""
     with graph.open("rb") as stream:
-        st = stream.seek(0, 2), graph.stat().st_mtime_ns
-        stream.seek(max(0, st[0] - TAIL))
-        tail = hashlib.sha256(stream.read()).hexdigest()
-    return {"source": graph.name, "size": st[0], "mtime_ns": st[1], "tail": tail}
+        return _stamp_fd(stream.fileno(), graph.name)
+
+
+def stamp_written(stream: IO[bytes], graph: str | Path) -> dict | None:
+    """The stamp of a graph being written through `stream` (from kg.atomic.atomic_write), taken before it is renamed.
+
+    Taken from the open file, not the path: another process replacing the graph at the same moment
+    cannot lend its stamp to this index. None where the platform cannot read the file back (no pread).
+    """
+    stream.flush()  # later writes would change the mtime; fsync and the rename do not
+    if not hasattr(os, "pread"):
+        return None
+    return _stamp_fd(stream.fileno(), Path(graph).name)
+
+
+def _stamp_fd(fd: int, name: str) -> dict:
+    st = os.fstat(fd)
+    tail = os.pread(fd, TAIL, max(0, st.st_size - TAIL)) if hasattr(os, "pread") else b""
+    return {"source": name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "tail": hashlib.sha256(tail).hexdigest()}

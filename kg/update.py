@@ -73,7 +73,7 @@ def update(
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)
-    existing, scanned = graph_index.load(graph)
+    existing, scanned = graph_index.load(graph)  # scanned: the stamp of the graph the index was scanned from
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
         raise UsageError(f"{graph}: its papers are not under --base {ns.base}; pass the --base it was built with")
     if existing.versions and scheme.versions and existing.versions != set(scheme.versions):
@@ -100,8 +100,10 @@ def update(
         if out != graph:
             with atomic_write(out) as stream:
                 _copy(graph, stream)
-        if out != graph or scanned:
-            graph_index.write(out, existing)  # so that the next update need not scan the graph
+                stamped = graph_index.stamp_written(stream, out)
+            graph_index.write(out, existing, stamped)
+        elif scanned is not None:
+            graph_index.write(out, existing, scanned)  # so that the next update need not scan the graph
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold)
     options = {"background": Counter(existing.background), "background_papers": len(existing.digests)} if _takes_background(run) else {}
@@ -114,11 +116,11 @@ def update(
     if replaced or fmt not in graph_index.INDEXED or rdf.format_for(None, graph) != fmt:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
         kept = _without(rdf.read_triples(graph), replaced)
-        _rewrite(out, kept, added, fmt, ns)
-        graph_index.write(out, graph_index.of_triples([*kept, *added]))
+        stamped = _rewrite(out, kept, added, fmt, ns)
+        graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
     else:
-        _append(graph, out, added, fmt, ns)
-        graph_index.write(out, existing.merged(graph_index.of_triples(added)))
+        stamped = _append(graph, out, added, fmt, ns)
+        graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems)
 
 
@@ -145,8 +147,11 @@ def _without(triples: list, papers: set[str]) -> list:
     return [t for t in triples if t.subject.value not in gone]
 
 
-def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -> None:
-    """Write the graph's own bytes, then the new triples (their @prefix lines dropped: the file has them)."""
+def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
+    """Write the graph's own bytes, then the new triples (their @prefix lines dropped: the file has them).
+
+    Returns the stamp of the file written, for its index.
+    """
     import io
 
     buffer = io.BytesIO()
@@ -161,6 +166,7 @@ def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -
         if size and not _ends_with_newline(graph, size):
             stream.write(b"\n")
         stream.write(body)
+        return graph_index.stamp_written(stream, out)
 
 
 def _copy(graph: Path, stream) -> int:
@@ -193,6 +199,7 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return stream.read(1) == b"\n"
 
 
-def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: rdf.Namespaces) -> None:
+def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
     with atomic_write(out) as stream:
         rdf.write([*kept, *added], stream, fmt, ns=ns)
+        return graph_index.stamp_written(stream, out)

@@ -77,7 +77,7 @@ def test_an_index_of_another_version_of_the_graph_is_ignored(authored_ttl: Path,
     os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert index.read(graph) is None
     found, scanned = index.load(_copy(authored_ttl, tmp_path / "again"))
-    assert not scanned and found == index.scan(authored_ttl)
+    assert scanned is None and found == index.scan(authored_ttl)
 
 
 def test_an_appended_graph_or_a_touched_one_makes_the_index_stale(authored_ttl: Path, tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_an_appended_graph_or_a_touched_one_makes_the_index_stale(authored_ttl: 
     with graph.open("ab") as stream:
         stream.write(b"<https://example.org/a> <https://example.org/b> <https://example.org/c> .\n")
     found, scanned = index.load(graph)
-    assert scanned and "https://example.org/a" not in found.digests
+    assert scanned == index.stamp(graph) and "https://example.org/a" not in found.digests
     graph = _copy(authored_ttl, tmp_path / "b")
     os.utime(graph, ns=(graph.stat().st_atime_ns, graph.stat().st_mtime_ns + 1))
     assert index.read(graph) is None
@@ -99,14 +99,14 @@ def test_a_missing_or_broken_index_falls_back_to_a_scan(authored_ttl: Path, tmp_
     else:
         index.index_path(graph).unlink()
     found, scanned = index.load(graph)
-    assert scanned and found == index.scan(authored_ttl)
+    assert scanned is not None and found == index.scan(authored_ttl)
 
 
 def test_writing_an_index_is_best_effort(authored_ttl: Path, tmp_path: Path) -> None:
     graph = _copy(authored_ttl, tmp_path / "g")
     index.index_path(graph).unlink()
     index.index_path(graph).mkdir()  # cannot be replaced by a file
-    assert index.write(graph, index.scan(graph)) is None
+    assert index.write(graph, index.scan(graph), index.stamp(graph)) is None
     assert index.read(graph) is None
 
 
@@ -116,3 +116,14 @@ def test_only_formats_an_update_appends_to_get_an_index(sample_built, tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonld", "g.kg-index.json", "g.nt"]
     stamp = json.loads((tmp_path / "g.kg-index.json").read_text(encoding="utf-8"))["stamp"]
     assert stamp["source"] == "g.nt" and index.read(tmp_path / "g.nt") == index.scan(tmp_path / "g.jsonld")
+
+
+def test_an_index_is_stamped_with_the_file_it_was_made_for_not_what_is_there_later(authored_ttl: Path, tmp_path: Path) -> None:
+    # A scan stamps the graph before reading it: if the file is replaced meanwhile, the index is stale, never wrong.
+    graph = _copy(authored_ttl, tmp_path / "g")
+    index.index_path(graph).unlink()
+    before = index.stamp(graph)
+    found = index.scan(graph)
+    graph.write_bytes(graph.read_bytes() + b"<https://example.org/a> <https://example.org/b> <https://example.org/c> .\n")
+    assert index.write(graph, found, before) is not None
+    assert index.read(graph) is None
