@@ -11,8 +11,11 @@ a sequence of updates; it is the reference.
 
 Each update is its own `prov:Activity` (`prov:wasInformedBy` the earlier builds) and the new
 papers are `prov:wasGeneratedBy` it. Updating with inputs that are all in the graph already
-leaves the file untouched, byte for byte. Turtle and N-Triples graphs are appended to; other
-formats are rewritten.
+leaves the file untouched, byte for byte. Turtle and N-Triples graphs are appended to (the old
+bytes copied by the kernel, the new papers' triples serialized after them); other formats, and a
+graph with a changed paper, are read whole and rewritten. What the update knows of the graph (its
+papers' ids and abstract hashes, builds, authors, venues, scheme version) comes from the sidecar
+index beside it (kg.index), or from one streaming pass over the graph when that is missing or stale.
 """
 
 from __future__ import annotations
