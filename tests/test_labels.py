@@ -93,3 +93,13 @@ def test_the_cache_folder_follows_the_environment(monkeypatch: pytest.MonkeyPatc
     assert labels.cache_dir() == tmp_path / "xdg" / "kg"
     monkeypatch.setenv("KG_CACHE_DIR", str(tmp_path / "own"))
     assert labels.cache_dir() == tmp_path / "own"
+
+
+def test_the_lemma_dict_answers_as_spacys_lookup_table() -> None:
+    from spacy.lookups import load_lookups
+
+    table = load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+    lemmas = matcher._lemmas()
+    assert len(lemmas) == len(table) > 10000
+    assert all(table.get(word) == lemma for word, lemma in lemmas.items())
+    assert [matcher._norm(w) for w in ("Models", "processes", "bias", "learned", "GANs")] == ["model", "process", "bias", "learned", "gans"]  # only words the table knows

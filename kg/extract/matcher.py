@@ -47,10 +47,18 @@ def _norm(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _lemmas():  # -> spacy.lookups.Table (keys are hashed: look words up with .get)
-    from spacy.lookups import load_lookups
+def _lemmas() -> dict[str, str]:
+    """spaCy's English lemma lookup table (spacy-lookups-data) as a plain dict of word → lemma.
 
-    return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+    Read as spacy.lookups.load_lookups reads it, without building its Table (which hashes every key):
+    0.02 s instead of 0.1 s of every set-up. Without the data package, load_lookups raises spaCy's own error.
+    """
+    from spacy.lookups import load_lookups
+    from spacy.util import load_language_data, registry
+
+    if "en" not in registry.lookups:
+        load_lookups("en", ["lemma_lookup"])
+    return load_language_data(registry.lookups.get("en")["lemma_lookup"])
 
 
 def _is_acronym(label: str) -> bool:
