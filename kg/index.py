@@ -171,7 +171,7 @@ def read(graph: str | Path) -> GraphIndex | None:
         if data.get("format") != FORMAT or data.get("stamp") != stamp(graph):
             return None
         return GraphIndex(
-            {iri: d for iri, d in data["digests"].items()},
+            dict(data["digests"]),
             dict(data["ids"]),
             tuple(data["builds"]),
             frozenset(data["authors"]),
