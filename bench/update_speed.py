@@ -68,7 +68,7 @@ def main() -> None:
         (d / name).mkdir()
         graph = d / name / base.name
         shutil.copy2(base, graph)  # with its mtime: the index is stamped with it
-        if index:
+        if index and base.with_name(base.stem + INDEX).is_file():  # (kg before the index had none)
             shutil.copy2(base.with_name(base.stem + INDEX), graph.with_name(graph.stem + INDEX))
         return graph
 
