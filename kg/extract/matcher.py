@@ -117,7 +117,6 @@ def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher
     norms = {t: get_string_id(_norm(t)) for t in words}
     # A tokenizer exception's own norm wins over the word's, as in Token.norm.
     special = {(text, i): get_string_id(n) for (text, i), n in found.norms.items()}
-    patterns: dict[tuple[str, bool], tuple[int, ...]] = {}
 
     def pattern(text: str, is_exact: bool) -> tuple[int, ...]:
         ids = tuple(map((orths if is_exact else norms).__getitem__, found.tokens[text]))
@@ -126,8 +125,7 @@ def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher
         return ids
 
     for matcher, iri, texts in rules:
-        is_exact = matcher is exact
-        matcher.add(iri, [patterns.get((t, is_exact)) or patterns.setdefault((t, is_exact), pattern(t, is_exact)) for t in texts])
+        matcher.add(iri, [pattern(text, matcher is exact) for text in texts])
     return folded, exact
 
 
