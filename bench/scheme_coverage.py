@@ -46,7 +46,7 @@ def texts(corpus: Path, field: str) -> list[str]:
 def coverage(docs: list[str]) -> tuple[int, Counter]:
     """(documents with a scheme label, document counts of uncovered n-grams by their folded words)."""
     nlp = make_nlp()
-    folded, exact = make_matchers(nlp, scheme.load(), make_nlp())
+    folded, exact = make_matchers(nlp, scheme.load())
     hit, candidates = 0, Counter()
     for doc in nlp.pipe(docs, batch_size=500):
         matches = [*folded(doc), *exact(doc)]

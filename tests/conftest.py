@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Caches (the label tokens of kg.extract.labels) go to a folder of the test session, not ~/.cache/kg."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("KG_CACHE_DIR", str(tmp_path_factory.mktemp("kg-cache")))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(autouse=True)

@@ -76,7 +76,7 @@ def test_every_ontology_file_parses_with_both_engines() -> None:
 def test_scheme_is_large_and_versioned(scheme: scheme_.Scheme, tops: set[str]) -> None:
     assert len(scheme.concepts) >= 1000
     assert scheme.iris == (KGC + "scheme",)
-    assert scheme.versions == ("1.0.0",)
+    assert scheme.versions == ("1.1.0",)
     assert len(tops) == 24 and KGC + "reinforcement-learning" in tops
 
 
@@ -109,6 +109,23 @@ def test_broader_targets_exist_and_have_no_cycles(scheme: scheme_.Scheme) -> Non
     assert dangling == []
     for concept in scheme.concepts.values():
         assert concept.iri not in scheme.ancestors(concept.iri), f"cycle through {concept.iri}"
+
+
+def test_related_never_joins_a_concept_to_its_ancestors(scheme: scheme_.Scheme) -> None:
+    """SKOS S27: skos:related is disjoint with skos:broaderTransitive."""
+    related = [(t.subject.value, t.object.value) for t in scheme.triples if t.predicate.value == SKOS + "related"]
+    assert len(related) >= 10  # the cross-field links of ontology/README.md
+    clashes = [(a, b) for a, b in related if b in scheme.ancestors(a) or a in scheme.ancestors(b)]
+    assert not clashes
+
+
+def test_model_families_do_not_roll_up_to_application_fields(scheme: scheme_.Scheme) -> None:
+    """An LLM paper is not thereby an NLP paper; a distillation paper not thereby a compression paper."""
+    assert KGC + "language-model" in scheme.ancestors(KGC + "large-language-model")
+    assert KGC + "natural-language-processing" not in scheme.ancestors(KGC + "large-language-model")
+    assert KGC + "model-compression" not in scheme.ancestors(KGC + "policy-distillation")
+    assert KGC + "natural-language-processing" in scheme.ancestors(KGC + "machine-translation")
+    assert KGC + "model-compression" in scheme.ancestors(KGC + "quantization")
 
 
 def test_every_concept_reaches_a_top_concept(scheme: scheme_.Scheme, tops: set[str]) -> None:
@@ -235,7 +252,7 @@ def test_shapes_pass_on_a_built_graph(sample_ttl: Path) -> None:
     conforms, report = _validate(graph)
     assert conforms, report
     versions = {str(o) for o in graph.objects(None, rdflib.URIRef(KG + "schemeVersion"))}
-    assert versions == {"1.0.0"}
+    assert versions == {"1.1.0"}
 
 
 def test_shapes_catch_broken_graphs(small_graph_ttl: Path) -> None:
@@ -296,7 +313,7 @@ def test_user_scheme_adds_concepts(papers: Path) -> None:
     built = kg.build([papers], schemes=[EXAMPLE])
     assert KGC + "reinforcement-learning" in built.scheme.concepts
     assert "https://example.org/acm-ccs/information-extraction" in built.scheme.concepts
-    assert set(built.scheme.versions) == {"1.0.0", "2012-excerpt-1"}
+    assert set(built.scheme.versions) == {"1.1.0", "2012-excerpt-1"}
     found = _subjects(built)
     assert KGC + "reinforcement-learning" in found
     assert "https://example.org/acm-ccs/information-extraction" in found or KGC + "information-extraction" in found

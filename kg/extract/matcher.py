@@ -15,6 +15,7 @@ from ..errors import SchemeError
 from ..scheme import KG, Scheme
 from . import acronyms, contributions, salience
 from .cleanup import Cleaned, clean
+from .labels import label_tokens
 from .records import Extraction, Link, Mention, Method
 
 DEFAULT_THRESHOLD = 0.4
@@ -33,23 +34,31 @@ def make_nlp():  # -> spacy.Language
     from spacy.attrs import NORM
 
     nlp = spacy.blank("en")
-    table = _lemmas()
-
-    def norm(text: str) -> str:
-        lower = text.lower()
-        return table.get(lower, lower) if lower.endswith("s") and len(lower) > 3 else lower
-
-    nlp.vocab.lex_attr_getters[NORM] = norm
+    nlp.vocab.lex_attr_getters[NORM] = _norm
     for lexeme in nlp.vocab:
-        lexeme.norm_ = norm(lexeme.orth_)
+        lexeme.norm_ = _norm(lexeme.orth_)
     return nlp
 
 
-@lru_cache(maxsize=1)
-def _lemmas():  # -> spacy.lookups.Table (keys are hashed: look words up with .get)
-    from spacy.lookups import load_lookups
+def _norm(text: str) -> str:
+    """The NORM make_nlp gives a word: lower case, and a plural 's' lemmatised."""
+    lower = text.lower()
+    return _lemmas().get(lower, lower) if lower.endswith("s") and len(lower) > 3 else lower
 
-    return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
+
+@lru_cache(maxsize=1)
+def _lemmas() -> dict[str, str]:
+    """spaCy's English lemma lookup table (spacy-lookups-data) as a plain dict of word → lemma.
+
+    Read as spacy.lookups.load_lookups reads it, without building its Table (which hashes every key):
+    0.02 s instead of 0.1 s of every set-up. Without the data package, load_lookups raises spaCy's own error.
+    """
+    from spacy.lookups import load_lookups
+    from spacy.util import load_language_data, registry
+
+    if "en" not in registry.lookups:
+        load_lookups("en", ["lemma_lookup"])
+    return load_language_data(registry.lookups.get("en")["lemma_lookup"])
 
 
 def _is_acronym(label: str) -> bool:
@@ -74,18 +83,18 @@ def _variants(label: str) -> set[str]:
     return out
 
 
-def make_matchers(nlp, scheme: Scheme, pattern_nlp=None):  # -> tuple[PhraseMatcher, PhraseMatcher]
+def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
     """PhraseMatchers for every label: on norms (case-folded, de-pluralised), and in exact case for acronyms.
 
     An exact-case label that names two concepts ("SSL": semi- or self-supervised learning) is left
-    out: it links only where the paper defines it (see acronyms). The label patterns are tokenized
-    by `pattern_nlp` (a second pipeline made by make_nlp): tokenizing ~20,000 label strings with the
-    pipeline that then reads abstracts was measured to make its tokenizer 2.5x slower for good;
-    matching compares hashes, so patterns from a twin pipeline match the same.
+    out: it links only where the paper defines it (see acronyms). Patterns are given to the matchers
+    as the hashes of their tokens' NORM (or ORTH), from the token texts of kg.extract.labels (cached
+    on disk), not as Docs: making ~25,000 Docs took ~1 s of every set-up, and tokenizing the labels
+    with the pipeline that then reads abstracts was measured to make its tokenizer 2.5x slower.
+    Matching compares hashes only, so these patterns match exactly what Docs of the labels would.
     """
     from spacy.matcher import PhraseMatcher
-
-    make_doc = (pattern_nlp or nlp).make_doc
+    from spacy.strings import get_string_id
 
     folded = PhraseMatcher(nlp.vocab, attr="NORM")
     exact = PhraseMatcher(nlp.vocab, attr="ORTH")
@@ -94,14 +103,29 @@ def make_matchers(nlp, scheme: Scheme, pattern_nlp=None):  # -> tuple[PhraseMatc
         for label in concept.labels:
             if label in concept.ambiguous or _is_acronym(label):
                 owners.setdefault(label, set()).add(concept.iri)
+    rules: list[tuple[PhraseMatcher, str, set[str]]] = []  # (matcher, concept, pattern texts), in the order they are added
     for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
         for label in concept.labels:
             if label in owners:
                 if len(owners[label]) == 1:
-                    forms = {label} | ({label + "s"} if label[-1:].isupper() else set())
-                    exact.add(concept.iri, [make_doc(f) for f in forms])
+                    rules.append((exact, concept.iri, {label} | ({label + "s"} if label[-1:].isupper() else set())))
             else:
-                folded.add(concept.iri, [make_doc(v) for v in _variants(label)])
+                rules.append((folded, concept.iri, _variants(label)))
+    found = label_tokens(text for _, _, texts in rules for text in texts)
+    words = {t for tokens in found.tokens.values() for t in tokens}
+    orths = {t: get_string_id(t) for t in words}
+    norms = {t: get_string_id(_norm(t)) for t in words}
+    # A tokenizer exception's own norm wins over the word's, as in Token.norm.
+    special = {(text, i): get_string_id(n) for (text, i), n in found.norms.items()}
+
+    def pattern(text: str, is_exact: bool) -> tuple[int, ...]:
+        ids = tuple(map((orths if is_exact else norms).__getitem__, found.tokens[text]))
+        if special and not is_exact:
+            ids = tuple(special.get((text, i), h) for i, h in enumerate(ids))
+        return ids
+
+    for matcher, iri, texts in rules:
+        matcher.add(iri, [pattern(text, matcher is exact) for text in texts])
     return folded, exact
 
 
@@ -173,7 +197,7 @@ class PhraseExtractor:
         self.scheme = scheme
         self.threshold = threshold
         self.nlp = make_nlp()
-        self.folded, self.exact = make_matchers(self.nlp, scheme, make_nlp())
+        self.folded, self.exact = make_matchers(self.nlp, scheme)
         self.cues = CueMatcher(self.nlp)
         self.known = {label for c in scheme.concepts.values() for label in c.labels}
         # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
