@@ -1,8 +1,8 @@
 """Paper counts materialised into a query store, so the aggregate named queries read them instead of counting.
 
-Counting over every `dcterms:subject` triple (rolled up through `skos:broader*`) took 5–78 s at
-100k papers in the persisted store; the same counts in Python over the subject triples take about
-a second, once, when the store is built. They go into the named graph `STATS_GRAPH` of the store
+Counting over every `dcterms:subject` triple (rolled up through `skos:broader*`) took 5–78 s a
+query at 100k papers in the persisted store; the same counts in Python, from a second parse of the
+graph file, take about 20 s at 100k (5–10 s at 21k), once, when the store is built. They go into the named graph `STATS_GRAPH` of the store
 (never into the graph file): per concept the papers directly about it and the papers about it or a
 concept below it, per concept and year the same roll-up, per pair of concepts the shared papers.
 
@@ -43,7 +43,7 @@ def _facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objec
 
 
 def store_quads(store) -> Iterator:
-    """The quads `counts` needs from a store's default graph (fast for an in-memory store only)."""
+    """The quads the counts need from a store's default graph (fast for an in-memory store only)."""
     import pyoxigraph as ox
 
     for predicate in PREDICATES:
@@ -68,13 +68,8 @@ def _closure(broader: dict) -> Callable[[Any], frozenset]:
     return up
 
 
-def counts(quads: Iterable) -> tuple[Counter, Counter, Counter, Counter]:
-    """(direct, total, per (concept, year), per (a, b) pair) paper counts from the triples of a graph."""
-    facts = _facts(quads)
-    return _count(facts)
-
-
 def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
+    """(direct, total, per (concept, year), per (a, b) pair) paper counts."""
     subjects, years = facts[DCTERMS + "subject"], facts[FABIO + "hasPublicationYear"]
     up = _closure(facts[SKOS + "broader"])
     direct: Counter = Counter()
