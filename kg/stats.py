@@ -2,9 +2,10 @@
 
 Counting over every `dcterms:subject` triple (rolled up through `skos:broader*`) took 5–78 s a
 query at 100k papers in the persisted store; the same counts in Python, from a second parse of the
-graph file, take about 20 s at 100k (5–10 s at 21k), once, when the store is built. They go into the named graph `STATS_GRAPH` of the store
-(never into the graph file): per concept the papers directly about it and the papers about it or a
-concept below it, per concept and year the same roll-up, per pair of concepts the shared papers.
+graph file, take about 20 s at 100k (5–10 s at 21k), once, when the store is built. They go into
+the named graph `STATS_GRAPH` of the store (never into the graph file): per concept the papers
+directly about it and the papers about it or a concept below it, per concept and year the same
+roll-up, per pair of concepts the shared papers, and label ranks for sorting.
 
 Each aggregate query `NAME.rq` that has a twin `_stats-NAME.rq` is answered from that graph when
 the store has it (`kg.query.run_store` picks the twin); other engines (a remote endpoint, rdflib)
