@@ -136,17 +136,9 @@ def of_papers(
         bodies.update(f"{ns.base}method/{rdf.slug(m.name)}" for m in ex.methods)
         background.update(bodies)
     # The scheme's own triples are few: scan them rather than assume what they hold.
-    head = of_triples(scheme.triples)
     build = rdf.build_node(papers, ns).value
-    return GraphIndex(
-        {**head.digests, **digests},
-        {**head.ids, **ids},
-        (*head.builds, build),
-        head.authors | authors,
-        head.venues | venues,
-        head.versions | frozenset(scheme.versions),
-        dict(Counter(head.background) + background),
-    )
+    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions), dict(background))
+    return of_triples(scheme.triples).merged(built)
 
 
 def scan(graph: str | Path) -> GraphIndex:
