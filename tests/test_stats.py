@@ -18,7 +18,9 @@ from kg.stats import STATS_GRAPH, has_stats
 from kg.store import STAMP, ensure_store, open_store, store_dir
 
 KGC = "https://w3id.org/kg/concept/"
-TWINS = sorted(p.stem.removeprefix("_stats-") for p in (Path(kg.__file__).parent.parent / "queries").glob("_stats-*.rq"))
+# Shipped queries with a local-store twin: `_stats-NAME.rq` (reads the counts) or `_oxigraph-NAME.rq` (reshaped).
+TWINS = sorted({p.stem.split("-", 1)[1] for pattern in ("_stats-*.rq", "_oxigraph-*.rq")
+                for p in (Path(kg.__file__).parent.parent / "queries").glob(pattern)})
 
 
 def _tricky_graph(path: Path, seed: int = 7, papers: int = 80, labels: str = "unique") -> Path:
