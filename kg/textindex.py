@@ -61,12 +61,19 @@ def write(path: Path, texts: Sequence[tuple[str, str]]) -> None:
         for statement in _SCHEMA:
             db.execute(statement)
         db.executemany("INSERT INTO paper(id, iri) VALUES (?, ?)", ((i, iri) for i, (iri, _) in enumerate(texts)))
-        db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", ((i, text) for i, (_, text) in enumerate(texts)))
+        db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", ((i, _nul_free(text)) for i, (_, text) in enumerate(texts)))
         db.execute("INSERT INTO fts(fts) VALUES('optimize')")
         db.execute("INSERT INTO meta VALUES ('papers', ?)", (len({iri for iri, _ in texts}),))
         db.commit()
     finally:
         db.close()
+
+
+def _nul_free(text: str) -> str:
+    """The text with NUL as U+FFFD: FTS5 stops tokenizing a text at a NUL and rejects one in a query.
+
+    The same replacement on both sides keeps every phrase of the text a phrase of the indexed text."""
+    return text.replace("\x00", "\ufffd")
 
 
 def candidates(store, path: Path, words: str) -> list[str] | None:
@@ -76,7 +83,8 @@ def candidates(store, path: Path, words: str) -> list[str] | None:
     import pyoxigraph as ox
 
     lowered = next(iter(store.query(with_values(_LOWER, {"words": str(ox.Literal(words))}))))[0]
-    grams = sorted({lowered.value[i : i + 3] for i in range(len(lowered.value) - 2)})
+    phrase = _nul_free(lowered.value)
+    grams = sorted({phrase[i : i + 3] for i in range(len(phrase) - 2)})
     if not grams:
         return None
     match = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
