@@ -10,7 +10,7 @@ Each .rq file opens with a comment header that documents it and declares its par
     # Example:
     #   kg query co-occurrence --param min=2
 
-Parameter types: concept (a label matched case-insensitively against skos:prefLabel and
+Parameter types: concept (a label matched case-insensitively (SPARQL LCASE) against skos:prefLabel and
 skos:altLabel, or an IRI), paper (a dcterms:identifier or an IRI), iri, string, integer.
 """
 
@@ -174,21 +174,20 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
 
 
 def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    rows = lookup(_internal("concept-labels"), {}).rows
-    iris = {r[0].value for r in rows}
-    if text in iris:
+    if _IRI.match(text) and lookup(_internal("concept-by-iri"), {"concept": Term("uri", text)}).rows:
         return text
-    wanted = text.casefold()
-    pref = sorted({r[0].value for r in rows if r[1].value.casefold() == wanted and r[2].value == "pref"})
-    alt = sorted({r[0].value for r in rows if r[1].value.casefold() == wanted})
-    found = pref or alt
+    rows = lookup(_internal("concept-by-label"), {"key": Term("literal", text, XSD + "string")}).rows
+    pref = sorted({r[0].value for r in rows if r[2].value == "pref"})
+    found = pref or sorted({r[0].value for r in rows})
     if len(found) == 1:
         return found[0]
     if found:
         raise UsageError(f"query {q.name!r}: {text!r} names several concepts ({', '.join(found)}); pass the IRI")
     if _IRI.match(text) and text.count(":") and "/" in text:
         raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
-    hints = get_close_matches(wanted, sorted({r[1].value.casefold() for r in rows}), n=3)
+    # Only on the way to an error: every label, for the nearest ones.
+    labels = sorted({r[1].value.casefold() for r in lookup(_internal("concept-labels"), {}).rows})
+    hints = get_close_matches(text.casefold(), labels, n=3)
     raise UsageError(
         f"query {q.name!r}: no concept labelled {text!r} in the graph"
         + (f" (did you mean: {', '.join(hints)}?)" if hints else "; see 'kg query concept-tree'")
