@@ -211,8 +211,10 @@ def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
 # ---- running ---------------------------------------------------------------------------------
 
 
-def run_store(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
-    """Run a query on a pyoxigraph store with its parameters bound as RDF terms."""
+def run_store(
+    store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None, text_index: Path | None = None
+) -> Results:
+    """Run a query on a pyoxigraph store with its parameters bound as RDF terms (`text_index`: see kg.textindex)."""
     from .sparql import is_update
 
     if is_update(q.text):
@@ -222,7 +224,21 @@ def run_store(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, 
         return _execute(store, _bound(text, terms), None, q.name)
 
     terms = bind(q, dict(params or {}), lookup)
-    return _execute(store, _bound(_fast_text(store, q), terms), max_rows, q.name)
+    text = _fast_text(store, q)
+    if text_index is not None:
+        text = _narrowed(store, q, text, terms, text_index)
+    return _execute(store, _bound(text, terms), max_rows, q.name)
+
+
+def _narrowed(store, q: NamedQuery, text: str, terms: dict[str, Term], index: Path) -> str:
+    """The shipped `search` limited to the papers the text index finds for its phrase; else `text` unchanged."""
+    from .textindex import candidates, restrict
+
+    words = terms.get("words")
+    if q.name != "search" or words is None or (data_path("queries") / "search.rq").read_text(encoding="utf-8") != q.text:
+        return text
+    found = candidates(store, index, words.value)
+    return (restrict(text, found) if found is not None else None) or text
 
 
 def _fast_text(store, q: NamedQuery) -> str:
@@ -320,10 +336,11 @@ def query(
         from .remote import run_remote
 
         return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout)
-    from .store import open_store
+    from .store import open_store, text_index
 
-    store = open_store(graph if graph is not None else default_graph())
-    return run_store(store, q, params, max_rows=max_rows)
+    graph = graph if graph is not None else default_graph()
+    store = open_store(graph)
+    return run_store(store, q, params, max_rows=max_rows, text_index=text_index(graph))
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

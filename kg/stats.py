@@ -24,8 +24,9 @@ from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 # The named graph of the counts: a kg IRI no graph file uses (stores only, never written out).
 STATS_GRAPH = "https://w3id.org/kg/stats"
 NS = STATS_GRAPH + "#"  # its terms (kgs: in the _stats-*.rq queries)
-# Raised when the store's contents change (what is counted, how, compaction), so that stores built before are rebuilt.
-VERSION = 6
+# Raised when the store's contents change (what is counted, how, compaction, the text index of
+# kg.textindex), so that stores built before are rebuilt.
+VERSION = 7
 
 
 PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel", RDFS + "label")

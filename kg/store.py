@@ -19,6 +19,7 @@ from .rdf import FORMATS, format_for
 from .stats import VERSION as STATS_VERSION
 
 STAMP = "kg-source.json"
+TEXT_INDEX = "text.sqlite"  # kg.textindex, beside the database in the store folder
 
 
 def store_dir(graph: str | Path) -> Path:
@@ -49,6 +50,7 @@ def ensure_store(graph: str | Path) -> Path:
     import pyoxigraph as ox
 
     from .stats import add as add_stats, count_file
+    from .textindex import read_texts, write as write_text_index
 
     graph = Path(graph)
     if not graph.is_file():
@@ -75,6 +77,11 @@ def ensure_store(graph: str | Path) -> Path:
         # check: at 100k papers the portable queries ran 5-9x faster afterwards (search 23 s -> 5 s,
         # papers-by-concept 13 s -> 1.8 s), for 18 s once here.
         store.optimize()
+        # The trigram index of titles and abstracts that narrows `search` (kg.textindex), read after
+        # the compaction (100k papers: 4 s, against 15 s before it) and written beside the database.
+        texts = read_texts(store)
+        if texts is not None:
+            write_text_index(tmp / TEXT_INDEX, texts)
         store.flush()
         del store  # closes the database before the folder moves
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
@@ -104,6 +111,12 @@ def _swap_in(new: Path, target: Path) -> None:
 
 def is_fresh_dir(target: Path) -> bool:
     return (target / STAMP).is_file()
+
+
+def text_index(graph: str | Path) -> Path | None:
+    """The text index of the graph's persisted store when the store is fresh and has one (else None)."""
+    path = store_dir(graph) / TEXT_INDEX
+    return path if is_fresh(graph) and path.is_file() else None
 
 
 def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Store
