@@ -73,20 +73,22 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 # ---- what runs inside a worker process -------------------------------------------------------
 
 
-def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int]:
-    """A worker's state: its own store (in memory, or the persisted one read-only), and the row cap."""
-    from .store import open_store
+def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int, Any]:
+    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, and
+    the persisted store's text index for `search` (kg.textindex; None in memory)."""
+    from .store import open_store, text_index
 
-    return open_store(graph, memory=memory), max_rows
+    store = open_store(graph, memory=memory)
+    return store, max_rows, None if memory else text_index(graph)
 
 
-def _handle(state: tuple[Any, int], job: dict) -> Reply:
+def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
     from .query import run_store
 
-    store, max_rows = state
+    store, max_rows, index = state
     try:
-        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows)
+        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, text_index=index)
     except KgError as exc:
         return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
     fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))

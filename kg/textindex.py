@@ -30,13 +30,10 @@ import sqlite3
 from pathlib import Path
 from typing import Sequence
 
+from .resources import data_path
+
 MAX_SHARE = 0.25  # of the indexed papers: beyond it the scan is as fast (see above)
 
-_TEXTS = """PREFIX dcterms: <http://purl.org/dc/terms/>
-SELECT ?paper (LCASE(CONCAT(COALESCE(?title, ""), " ", ?abstract)) AS ?text) WHERE {
-  ?paper dcterms:abstract ?abstract . OPTIONAL { ?paper dcterms:title ?title }
-}"""
-_LOWER = 'SELECT (LCASE(?words) AS ?lower) WHERE { }'
 _SCHEMA = (
     # one row per text (a paper with two titles has two), so the ids are the FTS rowids
     "CREATE TABLE paper(id INTEGER PRIMARY KEY, iri TEXT NOT NULL)",
@@ -47,12 +44,17 @@ _SCHEMA = (
 )
 
 
+def _query(name: str) -> str:
+    """The text of an internal query file (queries/_*.rq)."""
+    return (data_path("queries") / name).read_text(encoding="utf-8")
+
+
 def read_texts(store) -> list[tuple[str, str]] | None:
     """(paper IRI, lowercased "title abstract") for every paper text search.rq tests; None if a paper is no IRI."""
     import pyoxigraph as ox
 
     out = []
-    for solution in store.query(_TEXTS):
+    for solution in store.query(_query("_search-texts.rq")):
         paper, text = solution[0], solution[1]
         if not isinstance(paper, ox.NamedNode):
             return None  # a blank node cannot be named in a VALUES block
@@ -93,7 +95,7 @@ def candidates(store, path: Path, words: str) -> list[str] | None:
 
     import pyoxigraph as ox
 
-    lowered = next(iter(store.query(with_values(_LOWER, {"words": str(ox.Literal(words))}))))[0]
+    lowered = next(iter(store.query(with_values(_query("_lowercase.rq"), {"words": str(ox.Literal(words))}))))[0]
     phrase = _nul_free(lowered.value)
     grams = sorted({phrase[i : i + 3] for i in range(len(phrase) - 2)})
     if not grams:

@@ -201,3 +201,19 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
         application.close()
     with pytest.raises(Exception, match="no such graph file"):
         make_app(mini_ttl.with_name("missing.ttl"))
+
+
+def test_persisted_store_workers_search_through_the_text_index(app, mini_ttl: Path) -> None:
+    """Workers on the persisted store get its text index for `search`; answers match the in-memory workers'."""
+    from kg.serve import _open
+
+    assert _open(str(mini_ttl), 5, False)[2].name == "text.sqlite"
+    assert _open(str(mini_ttl), 5, True)[2] is None
+    in_memory = make_app(mini_ttl, workers=1, timeout=10.0)
+    try:
+        for words in ("HUMAN feedback", "offline reinforcement", "zz"):
+            persisted = call(app, path="/queries/search", query={"words": words, "format": "csv"})
+            assert persisted == call(in_memory, path="/queries/search", query={"words": words, "format": "csv"}), words
+        assert b"p2" in call(app, path="/queries/search", query={"words": "human feedback", "format": "csv"})[2]
+    finally:
+        in_memory.close()
