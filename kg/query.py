@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .errors import QueryError, UsageError
-from .resources import data_path
+from .resources import data_path, internal_query
 from .results import XSD, Results, Term
 
 PARAM_TYPES = ("concept", "paper", "iri", "string", "integer")
@@ -98,10 +98,6 @@ def catalog() -> dict[str, NamedQuery]:
     }
 
 
-def _internal(name: str) -> str:
-    return (data_path("queries") / f"_{name}.rq").read_text(encoding="utf-8")
-
-
 def resolve(name_or_file: str | Path) -> NamedQuery:
     """A named query, a .rq file, or '-' for standard input (read by the caller)."""
     text = str(name_or_file)
@@ -174,9 +170,9 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
 
 
 def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    if _IRI.match(text) and lookup(_internal("concept-by-iri"), {"concept": Term("uri", text)}).rows:
+    if _IRI.match(text) and lookup(internal_query("concept-by-iri"), {"concept": Term("uri", text)}).rows:
         return text
-    rows = lookup(_internal("concept-by-label"), {"key": Term("literal", text, XSD + "string")}).rows
+    rows = lookup(internal_query("concept-by-label"), {"key": Term("literal", text, XSD + "string")}).rows
     pref = sorted({r[0].value for r in rows if r[2].value == "pref"})
     found = pref or sorted({r[0].value for r in rows})
     if len(found) == 1:
@@ -186,7 +182,7 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and text.count(":") and "/" in text:
         raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
     # Only on the way to an error: every label, for the nearest ones.
-    labels = sorted({r[1].value.casefold() for r in lookup(_internal("concept-labels"), {}).rows})
+    labels = sorted({r[1].value.casefold() for r in lookup(internal_query("concept-labels"), {}).rows})
     hints = get_close_matches(text.casefold(), labels, n=3)
     raise UsageError(
         f"query {q.name!r}: no concept labelled {text!r} in the graph"
@@ -197,9 +193,9 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
 def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     # Targeted lookups (an IRI, else identifier or exact label), never a scan of every paper:
     # a string comparison with every paper IRI took 13 s at 100k papers.
-    if _IRI.match(text) and lookup(_internal("paper-by-iri"), {"paper": Term("uri", text)}).rows:
+    if _IRI.match(text) and lookup(internal_query("paper-by-iri"), {"paper": Term("uri", text)}).rows:
         return text
-    rows = lookup(_internal("paper-by-key"), {"key": Term("literal", text, XSD + "string")}).rows
+    rows = lookup(internal_query("paper-by-key"), {"key": Term("literal", text, XSD + "string")}).rows
     found = sorted({r[1].value for r in rows})
     if len(found) == 1:
         return found[0]
@@ -235,7 +231,7 @@ def _narrowed(store, q: NamedQuery, text: str, terms: dict[str, Term], index: Pa
     from .textindex import candidates, restrict
 
     words = terms.get("words")
-    if q.name != "search" or words is None or (data_path("queries") / "search.rq").read_text(encoding="utf-8") != q.text:
+    if q.name != "search" or words is None or not _shipped(q):
         return text
     found = candidates(store, index, words.value)
     return (restrict(text, found) if found is not None else None) or text
@@ -250,14 +246,19 @@ def _fast_text(store, q: NamedQuery) -> str:
     """
     from .stats import has_stats
 
-    folder = data_path("queries")
-    shipped = folder / f"{q.name}.rq"
-    if not shipped.is_file() or shipped.read_text(encoding="utf-8") != q.text:
+    if not _shipped(q):
         return q.text
+    folder = data_path("queries")
     for twin, usable in ((folder / f"_oxigraph-{q.name}.rq", lambda: True), (folder / f"_stats-{q.name}.rq", lambda: has_stats(store))):
         if twin.is_file() and usable():
             return twin.read_text(encoding="utf-8")
     return q.text
+
+
+def _shipped(q: NamedQuery) -> bool:
+    """True for a query shipped with kg, as shipped (not a user's file that shares its name)."""
+    shipped = data_path("queries") / f"{q.name}.rq"
+    return shipped.is_file() and shipped.read_text(encoding="utf-8") == q.text
 
 
 def _bound(text: str, terms: dict[str, Term]) -> str:

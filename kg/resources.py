@@ -17,3 +17,8 @@ def data_path(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"kg data folder {name!r} is missing from the installation")
+
+
+def internal_query(name: str) -> str:
+    """The text of an internal query, `queries/_NAME.rq` (a lookup kg runs itself, not listed to users)."""
+    return (data_path("queries") / f"_{name}.rq").read_text(encoding="utf-8")

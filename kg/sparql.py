@@ -118,7 +118,7 @@ def _subquery_groups(text: str, names: set[str]) -> list[tuple[int, set[str]]]:
             end += 1
         assigned = {toks[j + 1][1][1:] for j in range(s, c) if toks[j][1].upper() == "AS" and toks[j + 1][0] == "var"}
         takes = set() if (star or limited) else (projected & names) - assigned
-        for ps, pw, pc, ptakes in found:  # enclosing subqueries come first in the text
+        for _, pw, pc, ptakes in found:  # enclosing subqueries come first in the text
             if pw < s < pc:
                 takes &= ptakes
         found.append((s, w, c, takes))

@@ -30,7 +30,7 @@ import sqlite3
 from pathlib import Path
 from typing import Sequence
 
-from .resources import data_path
+from .resources import internal_query
 
 MAX_SHARE = 0.25  # of the indexed papers: beyond it the scan is as fast (see above)
 
@@ -44,17 +44,12 @@ _SCHEMA = (
 )
 
 
-def _query(name: str) -> str:
-    """The text of an internal query file (queries/_*.rq)."""
-    return (data_path("queries") / name).read_text(encoding="utf-8")
-
-
 def read_texts(store) -> list[tuple[str, str]] | None:
     """(paper IRI, lowercased "title abstract") for every paper text search.rq tests; None if a paper is no IRI."""
     import pyoxigraph as ox
 
     out = []
-    for solution in store.query(_query("_search-texts.rq")):
+    for solution in store.query(internal_query("search-texts")):
         paper, text = solution[0], solution[1]
         if not isinstance(paper, ox.NamedNode):
             return None  # a blank node cannot be named in a VALUES block
@@ -95,7 +90,7 @@ def candidates(store, path: Path, words: str) -> list[str] | None:
 
     import pyoxigraph as ox
 
-    lowered = next(iter(store.query(with_values(_query("_lowercase.rq"), {"words": str(ox.Literal(words))}))))[0]
+    lowered = next(iter(store.query(with_values(internal_query("lowercase"), {"words": str(ox.Literal(words))}))))[0]
     phrase = _nul_free(lowered.value)
     grams = sorted({phrase[i : i + 3] for i in range(len(phrase) - 2)})
     if not grams:

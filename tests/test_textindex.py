@@ -161,8 +161,8 @@ def test_the_boundary_between_title_and_abstract(tricky: Path) -> None:
 
 def _unlowered(monkeypatch: pytest.MonkeyPatch) -> None:
     """Index the texts as written: `_search-texts.rq` with STR( in place of LCASE(."""
-    real = textindex._query
-    monkeypatch.setattr(textindex, "_query", lambda name: real(name).replace("LCASE(", "STR(") if name == "_search-texts.rq" else real(name))
+    real = textindex.internal_query
+    monkeypatch.setattr(textindex, "internal_query", lambda name: real(name).replace("LCASE(", "STR(") if name == "search-texts" else real(name))
 
 
 def test_a_wrong_lowercasing_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
