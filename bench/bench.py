@@ -151,7 +151,7 @@ def params_for(name: str, paper: str) -> dict[str, str]:
 def queries_in_store(graph: Path, paper: str) -> dict:
     """Child process: each named query in the persisted store, in-process (store opened once)."""
     from kg.query import catalog, resolve, run_store
-    from kg.store import open_store, text_index
+    from kg.store import fresh_folder, open_store
 
     out = {}
     t = time.perf_counter()
@@ -160,7 +160,7 @@ def queries_in_store(graph: Path, paper: str) -> dict:
     for name in sorted(catalog()):
         params = params_for(name, paper)
         t = time.perf_counter()
-        rows = run_store(store, resolve(name), params, text_index=text_index(graph))
+        rows = run_store(store, resolve(name), params, folder=fresh_folder(graph))
         out[name] = [time.perf_counter() - t, len(rows.rows) or len(rows.triples)]
     return out
 

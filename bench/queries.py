@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--no-process", action="store_true", help="time only in the store")
     args = parser.parse_args()
     from kg.query import catalog, resolve, run_store
-    from kg.store import ensure_store, open_store, text_index
+    from kg.store import ensure_store, fresh_folder, open_store
 
     t = time.perf_counter()
     ensure_store(args.graph)
@@ -49,7 +49,7 @@ def main() -> None:
         times, rows = [], 0
         for _ in range(args.repeat):
             t = time.perf_counter()
-            res = run_store(store, resolve(name), params, text_index=text_index(args.graph))
+            res = run_store(store, resolve(name), params, folder=fresh_folder(args.graph))
             times.append(time.perf_counter() - t)
             rows = len(res.rows) or len(res.triples)
         proc = "-"

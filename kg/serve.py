@@ -75,20 +75,20 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 
 def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int, Any]:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, and
-    the persisted store's text index for `search` (kg.textindex; None in memory)."""
-    from .store import open_store, text_index
+    the persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory)."""
+    from .store import fresh_folder, open_store
 
     store = open_store(graph, memory=memory)
-    return store, max_rows, None if memory else text_index(graph)
+    return store, max_rows, None if memory else fresh_folder(graph)
 
 
 def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
     from .query import run_store
 
-    store, max_rows, index = state
+    store, max_rows, folder = state
     try:
-        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, text_index=index)
+        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
     except KgError as exc:
         return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
     fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))

@@ -25,15 +25,16 @@ from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 STATS_GRAPH = "https://w3id.org/kg/stats"
 NS = STATS_GRAPH + "#"  # its terms (kgs: in the _stats-*.rq queries)
 # Raised when the store's contents change (what is counted, how, compaction, the text index of
-# kg.textindex), so that stores built before are rebuilt.
-VERSION = 7
+# kg.textindex, the tables of kg.tables), so that stores built before are rebuilt.
+VERSION = 8
 
 
-PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel", RDFS + "label")
+# dcterms:identifier is for the listing tables of kg.tables, built from the same reading.
+PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader", SKOS + "prefLabel", RDFS + "label", DCTERMS + "identifier")
 STRINGS = (XSD + "string", RDF + "langString")
 
 
-def _facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objects}}, for PREDICATES
+def read_facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objects}}, for PREDICATES
     from pyoxigraph import DefaultGraph
 
     wanted: dict[str, dict] = {p: defaultdict(set) for p in PREDICATES}
@@ -89,7 +90,7 @@ def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
     return direct, total, trend, pairs
 
 
-def stats_quads(quads: Iterable) -> Iterator:
+def stats_quads(facts: dict[str, dict]) -> Iterator:
     """The counts of a graph as quads in `STATS_GRAPH`, on IRIs under it (no blank nodes).
 
     Besides the counts, every labelled resource gets an integer rank in the order of its label, which
@@ -99,7 +100,6 @@ def stats_quads(quads: Iterable) -> Iterator:
     import pyoxigraph as ox
 
     graph = ox.NamedNode(STATS_GRAPH)
-    facts = _facts(quads)
     labels = facts[SKOS + "prefLabel"]
     direct, total, trend, pairs = _count(facts)
     p = {name: ox.NamedNode(NS + name) for name in
@@ -158,14 +158,15 @@ def add(store, counted: list | None = None) -> None:
     graph = ox.NamedNode(STATS_GRAPH)
     if store.contains_named_graph(graph):
         store.remove_graph(graph)
-    store.bulk_extend(counted if counted is not None else list(stats_quads(store_quads(store))))
+    store.bulk_extend(counted if counted is not None else list(stats_quads(read_facts(store_quads(store)))))
 
 
-def count_file(path: str, fmt) -> list:  # fmt: pyoxigraph.RdfFormat
-    """The statistics quads of a graph file, counted from a parse of it."""
+def count_file(path: str, fmt) -> tuple[list, dict[str, dict]]:  # fmt: pyoxigraph.RdfFormat
+    """The statistics quads of a graph file, counted from a parse of it, and the facts read for them."""
     import pyoxigraph as ox
 
-    return list(stats_quads(ox.parse(path=path, format=fmt)))
+    facts = read_facts(ox.parse(path=path, format=fmt))
+    return list(stats_quads(facts)), facts
 
 
 def has_stats(store) -> bool:

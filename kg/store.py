@@ -50,6 +50,7 @@ def ensure_store(graph: str | Path) -> Path:
     import pyoxigraph as ox
 
     from .stats import add as add_stats, count_file
+    from .tables import FILE as TABLES, write as write_tables
     from .textindex import read_texts, write as write_text_index
 
     graph = Path(graph)
@@ -69,7 +70,7 @@ def ensure_store(graph: str | Path) -> Path:
             counting = pool.submit(count_file, str(graph), fmt)
             try:
                 store.bulk_load(path=str(graph), format=fmt)
-                counted = counting.result()
+                counted, facts = counting.result()
             except SyntaxError as exc:
                 raise InputError(f"{graph}: not valid RDF ({exc})") from None
         add_stats(store, counted)
@@ -82,6 +83,8 @@ def ensure_store(graph: str | Path) -> Path:
         texts = read_texts(store)
         if texts is not None:
             write_text_index(tmp / TEXT_INDEX, texts)
+        # The long listings' answers (kg.tables): the default ones run once here, papers-by-concept as tables.
+        write_tables(tmp / TABLES, store, facts)
         store.flush()
         del store  # closes the database before the folder moves
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
@@ -113,10 +116,9 @@ def is_fresh_dir(target: Path) -> bool:
     return (target / STAMP).is_file()
 
 
-def text_index(graph: str | Path) -> Path | None:
-    """The text index of the graph's persisted store when the store is fresh and has one (else None)."""
-    path = store_dir(graph) / TEXT_INDEX
-    return path if is_fresh(graph) and path.is_file() else None
+def fresh_folder(graph: str | Path) -> Path | None:
+    """The folder of the graph's persisted store when it is fresh (for its side files, see kg.query.run_store), else None."""
+    return store_dir(graph) if is_fresh(graph) else None
 
 
 def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Store

@@ -204,10 +204,10 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
 
 
 def test_persisted_store_workers_search_through_the_text_index(app, mini_ttl: Path) -> None:
-    """Workers on the persisted store get its text index for `search`; answers match the in-memory workers'."""
+    """Workers on the persisted store get its folder, with the text index for `search`; answers match the in-memory workers'."""
     from kg.serve import _open
 
-    assert _open(str(mini_ttl), 5, False)[2].name == "text.sqlite"
+    assert (_open(str(mini_ttl), 5, False)[2] / "text.sqlite").is_file()
     assert _open(str(mini_ttl), 5, True)[2] is None
     in_memory = make_app(mini_ttl, workers=1, timeout=10.0)
     try:

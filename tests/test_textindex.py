@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kg
 from kg import textindex
 from kg.query import NamedQuery, resolve, run_store
-from kg.store import TEXT_INDEX, ensure_store, open_store, store_dir, text_index
+from kg.store import TEXT_INDEX, ensure_store, fresh_folder, open_store, store_dir
 
 # Titles and abstracts that trip lowercasing and tokenizing: Unicode that changes length when
 # lowercased (İ), final sigma, ß, quotes, a character Python 3.11's str.lower leaves alone but
@@ -58,6 +58,12 @@ def _graph(folder: Path, papers: list[tuple[str | None, str]], extra: str = "") 
     return path
 
 
+def text_index(graph: Path) -> Path | None:
+    """The text index of the graph's fresh persisted store, if it has one."""
+    folder = fresh_folder(graph)
+    return folder / TEXT_INDEX if folder is not None and (folder / TEXT_INDEX).is_file() else None
+
+
 def _scan(graph: Path, words: str) -> kg.Results:
     """search.rq over every paper (no index)."""
     return run_store(open_store(graph), resolve("search"), {"words": words})
@@ -67,7 +73,7 @@ def _mismatches(graph: Path, phrases: list[str]) -> list[str]:
     """The phrases whose search narrowed by the graph's text index differs from the full scan."""
     store, q, index = open_store(graph), resolve("search"), text_index(graph)
     assert index is not None
-    return [w for w in phrases if run_store(store, q, {"words": w}, text_index=index).rows != run_store(store, q, {"words": w}).rows]
+    return [w for w in phrases if run_store(store, q, {"words": w}, folder=index.parent).rows != run_store(store, q, {"words": w}).rows]
 
 
 @pytest.fixture(scope="module")
@@ -143,13 +149,14 @@ def test_candidates_hold_every_match_of_any_text(tmp_path: Path, monkeypatch: py
     start = data.draw(st.integers(0, len(text)))
     piece = "".join(c.upper() if data.draw(st.booleans()) else c for c in text[start : start + data.draw(st.integers(0, 10))])
     words = data.draw(st.just(piece) | st.text(max_size=5))
-    index = tmp_path / f"{len(list(tmp_path.iterdir()))}.sqlite"
+    index = tmp_path / str(len(list(tmp_path.iterdir()))) / TEXT_INDEX
+    index.parent.mkdir()
     textindex.write(index, textindex.read_texts(store))
     found = textindex.candidates(store, index, words)
     matches = {r["paper"] for r in run_store(store, resolve("search"), {"words": words})}
     assert found is not None or len(next(iter(store.query(f'SELECT (LCASE({ox.Literal(words)}) AS ?l) WHERE {{}}')))[0].value) < 3
     assert found is None or matches <= {iri[1:-1] for iri in found}
-    assert run_store(store, resolve("search"), {"words": words}, text_index=index).rows == run_store(store, resolve("search"), {"words": words}).rows
+    assert run_store(store, resolve("search"), {"words": words}, folder=index.parent).rows == run_store(store, resolve("search"), {"words": words}).rows
 
 
 def test_the_boundary_between_title_and_abstract(tricky: Path) -> None:
