@@ -222,16 +222,14 @@ def run_store(
         raise QueryError(f"query {q.name!r} is a SPARQL Update; kg only reads graphs (use 'kg push' to load data into a store)")
     terms = _terms(store, q, params)
     text = _fast_text(store, q)
-    if folder is not None:
-        from .store import TEXT_INDEX
-        from .tables import FILE, answer
+    if folder is None:
+        return _execute(store, _bound(text, terms), max_rows, q.name)
+    from .store import TEXT_INDEX
+    from .tables import FILE, answer
 
-        text = _bound(_narrowed(store, q, text, terms, folder / TEXT_INDEX), terms)
-        found = answer(folder / FILE, q.name, text, terms, max_rows, listing=_shipped(q))
-        if found is not None:
-            return found
-        return _execute(store, text, max_rows, q.name)
-    return _execute(store, _bound(text, terms), max_rows, q.name)
+    text = _bound(_narrowed(store, q, text, terms, folder / TEXT_INDEX), terms)
+    found = answer(folder / FILE, q.name, text, terms, max_rows, listing=_shipped(q))
+    return found if found is not None else _execute(store, text, max_rows, q.name)
 
 
 def final_text(store, q: NamedQuery, params: Mapping[str, Any] | None = None) -> str:

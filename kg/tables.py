@@ -41,7 +41,8 @@ _SCHEMA = (
     "CREATE TABLE answer(key TEXT PRIMARY KEY, variables TEXT NOT NULL, rows TEXT NOT NULL)",
     # the listing (present only when its conditions hold, see the module text)
     "CREATE TABLE paper(paper INTEGER NOT NULL, identifier INTEGER NOT NULL, label INTEGER NOT NULL, year INTEGER, position INTEGER NOT NULL)",
-    "CREATE TABLE concept(concept INTEGER PRIMARY KEY, label INTEGER NOT NULL, position INTEGER NOT NULL)",
+    # label_rank: the place of the label's string among all prefLabels (equal strings, equal ranks)
+    "CREATE TABLE concept(concept INTEGER PRIMARY KEY, label INTEGER NOT NULL, position INTEGER NOT NULL, label_rank INTEGER)",
     "CREATE TABLE subject(paper INTEGER NOT NULL, concept INTEGER NOT NULL)",
     "CREATE TABLE broader(narrower INTEGER NOT NULL, broader INTEGER NOT NULL)",
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
@@ -62,7 +63,8 @@ def key(text: str) -> str:
 
 def write(path: Path, store, facts: dict[str, dict]) -> None:
     """Write the tables for a store (its default answers) and the facts of its graph file (the listing)."""
-    from .query import _shipped, catalog, final_text, run_store
+    from .errors import KgError
+    from .query import catalog, final_text, run_store
 
     ids: dict[Term, int] = {}
 
@@ -73,20 +75,24 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
     try:
         for statement in _SCHEMA:
             db.execute(statement)
-        for q in catalog().values():
-            if _shipped(q) and not any(p.required for p in q.params):
-                answer = run_store(store, q)
+        for q in catalog().values():  # the shipped queries
+            if not any(p.required for p in q.params):
+                try:
+                    answer = run_store(store, q)
+                except KgError:
+                    continue  # it fails on this graph: it will fail the same way when asked
                 if answer.kind == "select":
                     rows = [[None if t is None else tid(t) for t in row] for row in answer.rows]
                     db.execute("INSERT INTO answer VALUES (?, ?, ?)",
                                (key(final_text(store, q)), json.dumps(answer.variables), json.dumps(rows, separators=(",", ":"))))
         listing = _listing(facts)
         if listing is not None:
-            for table, rows in listing.items():
+            tables, answers = listing
+            for table, rows in tables.items():
                 if rows:
                     db.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})",
                                    ([tid(v) if isinstance(v, Term) else v for v in row] for row in rows))
-            db.execute("INSERT INTO meta VALUES ('listing', 1)")
+            db.executemany("INSERT INTO meta VALUES (?, 1)", ((f"answers:{name}",) for name in answers))
         db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", ((i, t.kind, t.value, t.datatype, t.lang) for t, i in ids.items()))
         for statement in _INDEXES:
             db.execute(statement)
@@ -95,8 +101,9 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
         db.close()
 
 
-def _listing(facts: dict[str, dict]) -> dict[str, list[tuple]] | None:
-    """Rows of the listing tables (terms as Terms, positions as ints), or None when their order would not be the engine's."""
+def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]] | None:
+    """Rows of the listing tables (terms as Terms, positions as ints) and the shipped queries they answer,
+    or None when their order would not be the engine's."""
     import pyoxigraph as ox
 
     def one_string(values: set) -> Any:
@@ -128,13 +135,18 @@ def _listing(facts: dict[str, dict]) -> dict[str, list[tuple]] | None:
     entries.sort(key=lambda e: (e[1] is None, -int(e[1].value) if e[1] is not None else 0, one_string(labels[e[0]]).value, e[0].value))
     paper_rows = [(term(p), term(one_string(identifiers[p])), term(one_string(labels[p])), None if y is None else term(y), i)
                   for i, (p, y) in enumerate(entries)]
-    concept_rows = [(term(c), term(next(iter(v))), i) for i, (c, v) in enumerate(sorted(pref.items(), key=lambda cv: cv[0].value))]
-    return {
+    # bridging-papers takes MIN of prefLabels: the engine orders labels of one datatype and language by their strings
+    label_of = {c: next(iter(v)) for c, v in pref.items()}
+    uniform = len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
+    rank = {text: i for i, text in enumerate(sorted({v.value for v in label_of.values()}))} if uniform else {}
+    concept_rows = [(term(c), term(label_of[c]), i, rank.get(label_of[c].value)) for i, c in enumerate(sorted(pref, key=lambda c: c.value))]
+    tables = {
         "paper": paper_rows,
         "concept": concept_rows,
         "subject": [(term(p), term(c)) for p in papers for c in subjects[p]],
         "broader": [(term(n), term(b)) for n, bs in broader.items() for b in bs],
     }
+    return tables, ["papers-by-concept", *(["bridging-papers"] if uniform else [])]
 
 
 def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows: int | None, *, listing: bool) -> Results | None:
@@ -150,7 +162,7 @@ def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows
             variables, rows = tuple(json.loads(found[0])), json.loads(found[1])
         else:
             sql = data_path("queries") / f"_sqlite-{name}.sql"
-            if not listing or not sql.is_file() or not db.execute("SELECT 1 FROM meta WHERE key = 'listing'").fetchone():
+            if not listing or not sql.is_file() or not db.execute("SELECT 1 FROM meta WHERE key = ?", (f"answers:{name}",)).fetchone():
                 return None
             if any(t.kind != "uri" for t in terms.values()):
                 return None
