@@ -78,16 +78,22 @@ def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
     direct: Counter = Counter()
     total: Counter = Counter()
     trend: Counter = Counter()
-    pairs: Counter = Counter()
     for resource, concepts in subjects.items():
         direct.update(concepts)
         rolled = set().union(*(up(c) for c in concepts))
         total.update(rolled)
         for year in years.get(resource, ()):
             trend.update((c, year) for c in rolled)
+    return direct, total, trend, pair_counts(subjects)
+
+
+def pair_counts(subjects: dict) -> Counter:
+    """Per pair (a, b) of subjects with STR(a) < STR(b), the number of resources about both (co-occurrence.rq)."""
+    pairs: Counter = Counter()
+    for concepts in subjects.values():
         ordered = sorted(concepts, key=lambda t: t.value)
         pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :] if a.value < b.value)
-    return direct, total, trend, pairs
+    return pairs
 
 
 def stats_quads(facts: dict[str, dict]) -> Iterator:

@@ -9,17 +9,20 @@ SQLite file, made when the store is built and replaced with it, with two things 
 * **answers**: every shipped SELECT query that needs no parameter, run by the engine with its
   defaults when the store is built, kept under a hash of the exact text that ran (twin and VALUES
   block included). `kg.query.run_store` reads the rows back when it is about to run that same
-  text, so they are the engine's rows by construction. Other parameter values run in the engine.
-* **listing**: papers-by-concept for any concept, by `queries/_sqlite-papers-by-concept.sql` over
-  tables of the facts kg.stats reads from the graph file anyway (subjects, broader, labels, years,
-  identifiers). A recursive query gives the roll-up (`skos:broader*`, cycles included) and an
-  integer position per paper gives the portable query's order. Written only when that order can
-  be reproduced outside the engine: papers and concepts are IRIs, each paper has one identifier and
-  one `xsd:string` label, each concept one prefLabel, and every year is a four-digit `xsd:gYear`. Else the
-  query runs in the engine as before. Tests hold both to the portable query's rows in order.
+  text, so they are the engine's rows by construction.
+* **listing**: tables of the facts kg.stats reads from the graph file anyway (subjects, broader,
+  labels, years, identifiers, pair counts), from which `queries/_sqlite-NAME.sql` answers
+  papers-by-concept, bridging-papers and co-occurrence for any parameter value. A recursive query
+  gives the roll-up (`skos:broader*`, cycles included); integer positions give the portable
+  queries' orders. Written only when those orders can be reproduced outside the engine: papers and
+  concepts are IRIs, each paper has one identifier and one `xsd:string` label, each concept one
+  prefLabel, and every year is a four-digit `xsd:gYear`; bridging-papers (MIN of labels) and
+  co-occurrence (sorted by labels) also need every prefLabel in one datatype and language. The
+  meta table names the queries the tables answer; any other runs in the engine as before.
 
-Terms are stored once each (table `term`) and rows as term ids, so an answer decodes each distinct
-term once. Measured at 100k papers: see the README's scale section.
+Tests hold both to the portable queries' rows in order. Terms are stored once each (table `term`)
+and rows as term ids, so an answer decodes each distinct term once. Measured at 100k papers: see
+the README's scale section.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .rdf import DCTERMS, FABIO, RDFS, SKOS, XSD
+from .stats import pair_counts
 from .resources import data_path
 from .results import Results, Term
 
@@ -45,6 +49,8 @@ _SCHEMA = (
     "CREATE TABLE concept(concept INTEGER PRIMARY KEY, label INTEGER NOT NULL, position INTEGER NOT NULL, label_rank INTEGER)",
     "CREATE TABLE subject(paper INTEGER NOT NULL, concept INTEGER NOT NULL)",
     "CREATE TABLE broader(narrower INTEGER NOT NULL, broader INTEGER NOT NULL)",
+    # papers: the count as a term (xsd:integer), n: as a number
+    "CREATE TABLE pair(a INTEGER NOT NULL, b INTEGER NOT NULL, papers INTEGER NOT NULL, n INTEGER NOT NULL)",
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value)",
 )
 _INDEXES = (  # covering the listing's joins (100k papers, "reinforcement learning": 0.12 s -> 0.065 s)
@@ -145,8 +151,10 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
         "concept": concept_rows,
         "subject": [(term(p), term(c)) for p in papers for c in subjects[p]],
         "broader": [(term(n), term(b)) for n, bs in broader.items() for b in bs],
+        "pair": [(term(a), term(b), Term("literal", str(n), XSD + "integer"), n) for (a, b), n in pair_counts(subjects).items()],
     }
-    return tables, ["papers-by-concept", *(["bridging-papers"] if uniform else [])]
+    # bridging-papers and co-occurrence compare prefLabels: only when the ranks stand for the engine's order
+    return tables, ["papers-by-concept", *(["bridging-papers", "co-occurrence"] if uniform else [])]
 
 
 def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows: int | None, *, listing: bool) -> Results | None:
@@ -164,23 +172,39 @@ def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows
             sql = data_path("queries") / f"_sqlite-{name}.sql"
             if not listing or not sql.is_file() or not db.execute("SELECT 1 FROM meta WHERE key = ?", (f"answers:{name}",)).fetchone():
                 return None
-            if any(t.kind != "uri" for t in terms.values()):
+            values = _sql_values(terms)
+            if values is None:
                 return None
-            cursor = db.execute(sql.read_text(encoding="utf-8"), {k: t.value for k, t in terms.items()})
+            cursor = db.execute(sql.read_text(encoding="utf-8"), values)
             variables, rows = tuple(d[0] for d in cursor.description), cursor.fetchall()
         truncated = max_rows is not None and len(rows) > max_rows
         rows = rows[:max_rows] if truncated else rows
-        return Results("select", variables, _decode(db, rows), truncated=truncated, name=name)
+        return Results("select", variables, _decode(db, rows, terms), truncated=truncated, name=name)
     except sqlite3.Error:
         return None  # no tables (an older or damaged file): the engine answers
     finally:
         db.close()
 
 
-def _decode(db: sqlite3.Connection, rows: list) -> tuple[tuple[Term | None, ...], ...]:
-    """Rows of term ids as rows of Terms, each distinct term read once."""
-    wanted = list({i for row in rows for i in row if i is not None})
-    terms: dict[int | None, Term | None] = {None: None}
+def _sql_values(terms: Mapping[str, Term]) -> dict[str, Any] | None:
+    """SQL parameters for bound terms: `:NAME` its value (an IRI's text, an xsd:integer's number) and
+    `:NAME_term` the id that stands for the term itself in the answer; None for other terms."""
+    out: dict[str, Any] = {}
+    for i, (name, t) in enumerate(terms.items()):
+        if t.kind == "uri":
+            out[name] = t.value
+        elif t.kind == "literal" and t.datatype == XSD + "integer" and re.fullmatch(r"[+-]?[0-9]+", t.value):
+            out[name] = int(t.value)
+        else:
+            return None
+        out[f"{name}_term"] = -1 - i
+    return out
+
+
+def _decode(db: sqlite3.Connection, rows: list, bound: Mapping[str, Term]) -> tuple[tuple[Term | None, ...], ...]:
+    """Rows of term ids as rows of Terms, each distinct term read once (negative ids: the bound terms, see _sql_values)."""
+    wanted = list({i for row in rows for i in row if i is not None and i > 0})
+    terms: dict[int | None, Term | None] = {None: None, **{-1 - i: t for i, t in enumerate(bound.values())}}
     for i, kind, value, datatype, lang in db.execute(
             "SELECT id, kind, value, datatype, lang FROM term WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(wanted),)):
         terms[i] = Term(kind, value, datatype, lang)

@@ -96,10 +96,11 @@ def test_default_answers_are_stored_and_equal_the_engine(which: str, sample_ttl:
         assert store.asked == [], q.name  # read back, nothing run
         assert ours == run_store(store.store, q), q.name
     assert run_store(store, resolve("proposed-methods"), folder=folder).rows  # not vacuous
-    # other parameter values run in the engine, and agree with it
+    # other parameter values run in the engine (unless a _sqlite- twin answers them), and agree with it
     store.asked.clear()
-    assert run_store(store, resolve("co-occurrence"), {"min": "2"}, folder=folder) == run_store(store.store, resolve("co-occurrence"), {"min": "2"})
-    assert store.asked
+    top = run_store(store.store, resolve("top-concepts")).rows[0][0].value
+    assert run_store(store, resolve("trend"), {"concept": top}, folder=folder) == run_store(store.store, resolve("trend"), {"concept": top})
+    assert [t for t in store.asked if "ORDER BY" in t]
 
 
 def test_the_row_cap_applies_to_stored_answers(sample_ttl: Path, tmp_path: Path) -> None:
@@ -185,7 +186,8 @@ def test_labels_in_two_languages_leave_bridging_papers_to_the_engine(tmp_path: P
 
 
 def test_a_wrong_first_label_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison can fail: label ranks in reverse make bridging-papers name the last label, not MIN's."""
+    """The comparison can fail: label ranks in reverse make bridging-papers name the last label, not MIN's,
+    and co-occurrence sort pairs with equal counts the wrong way."""
     from kg import tables
 
     real = tables._listing
@@ -201,3 +203,22 @@ def test_a_wrong_first_label_would_be_caught(tmp_path: Path, monkeypatch: pytest
     concepts = _concepts(store)
     assert any(list(run_store(store, q, {"a": a, "b": b}, folder=fresh_folder(graph)).rows) != _portable(store, q.name, {"a": a, "b": b})
                for a in concepts for b in concepts)
+    # and co-occurrence lists pairs with equal counts in the wrong order
+    assert list(run_store(store, resolve("co-occurrence"), {"min": "2"}, folder=fresh_folder(graph)).rows) != \
+        _portable(store, "co-occurrence", {"min": "2"})
+
+
+@pytest.mark.parametrize("which", ["sample", "tricky", "tricky-shared"])
+def test_co_occurrence_from_the_tables_for_any_least_number(which: str, sample_ttl: Path, tmp_path: Path) -> None:
+    source = sample_ttl if which == "sample" else _tricky_graph(tmp_path / "t.ttl", papers=160, labels="shared" if which.endswith("shared") else "unique")
+    graph = _graph(tmp_path, source)
+    assert _listing_written(graph, "co-occurrence")
+    store, q = Watched(open_store(graph)), resolve("co-occurrence")
+    sizes = set()
+    for least in ("-1", "0", "+2", "3", "5", "9", "1000"):
+        store.asked.clear()
+        ours = run_store(store, q, {"min": least}, folder=fresh_folder(graph))
+        assert store.asked == [], least  # no SQL text of the engine ran, not even the stored default's
+        assert list(ours.rows) == _portable(store.store, "co-occurrence", {"min": least}), least
+        sizes.add(len(ours.rows))
+    assert len(sizes) >= (2 if which == "sample" else 4)  # the least number really filters
