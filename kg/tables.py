@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .rdf import DCTERMS, FABIO, RDFS, SKOS, XSD
-from .stats import pair_counts
 from .resources import data_path
 from .results import Results, Term
+from .stats import pair_counts
 
 FILE = "tables.sqlite"
 _SCHEMA = (
@@ -79,6 +79,9 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
 
     db = sqlite3.connect(path)
     try:
+        # in the store's temporary folder, thrown away if the build fails: no journal, no fsync on the way
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
         for statement in _SCHEMA:
             db.execute(statement)
         for q in catalog().values():  # the shipped queries
@@ -143,7 +146,7 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
                   for i, (p, y) in enumerate(entries)]
     # bridging-papers takes MIN of prefLabels: the engine orders labels of one datatype and language by their strings
     label_of = {c: next(iter(v)) for c, v in pref.items()}
-    uniform = len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
+    uniform = all(isinstance(v, ox.Literal) for v in label_of.values()) and len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
     rank = {text: i for i, text in enumerate(sorted({v.value for v in label_of.values()}))} if uniform else {}
     concept_rows = [(term(c), term(label_of[c]), i, rank.get(label_of[c].value)) for i, c in enumerate(sorted(pref, key=lambda c: c.value))]
     tables = {

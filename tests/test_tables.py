@@ -171,18 +171,19 @@ def test_bridging_papers_from_the_tables_for_pairs_of_concepts(which: str, sampl
     assert nonempty > len(concepts) ** 2 // 2
 
 
-def test_labels_in_two_languages_leave_bridging_papers_to_the_engine(tmp_path: Path) -> None:
+@pytest.mark.parametrize("label", ['"concept 3"@de', "<https://example.org/not-a-literal>"])
+def test_labels_the_tables_cannot_compare_leave_bridging_and_co_occurrence_to_the_engine(label: str, tmp_path: Path) -> None:
     source = _tricky_graph(tmp_path / "t.ttl")
     text = source.read_text(encoding="utf-8")
     assert '"concept 3"@en' in text
-    source.write_text(text.replace('"concept 3"@en', '"concept 3"@de'), encoding="utf-8")
+    source.write_text(text.replace('"concept 3"@en', label), encoding="utf-8")
     graph = _graph(tmp_path, source)
-    assert _listing_written(graph) and not _listing_written(graph, "bridging-papers")
+    assert _listing_written(graph) and not _listing_written(graph, "bridging-papers") and not _listing_written(graph, "co-occurrence")
     store = Watched(open_store(graph))
-    a, b = KGC + "c1", KGC + "c3"
-    assert list(run_store(store, resolve("bridging-papers"), {"a": a, "b": b}, folder=fresh_folder(graph)).rows) == \
-        _portable(store.store, "bridging-papers", {"a": a, "b": b})
-    assert [t for t in store.asked if "ORDER BY" in t]
+    for name, params in (("bridging-papers", {"a": KGC + "c1", "b": KGC + "c3"}), ("co-occurrence", {"min": "2"})):
+        store.asked.clear()
+        assert list(run_store(store, resolve(name), params, folder=fresh_folder(graph)).rows) == _portable(store.store, name, params)
+        assert [t for t in store.asked if "ORDER BY" in t], name
 
 
 def test_a_wrong_first_label_would_be_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
