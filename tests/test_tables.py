@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import kg
 from kg.query import catalog, resolve, run_store
@@ -223,3 +225,17 @@ def test_co_occurrence_from_the_tables_for_any_least_number(which: str, sample_t
         assert list(ours.rows) == _portable(store.store, "co-occurrence", {"min": least}), least
         sizes.add(len(ours.rows))
     assert len(sizes) >= (2 if which == "sample" else 4)  # the least number really filters
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), papers=st.integers(1, 60), labels=st.sampled_from(["unique", "shared"]))
+def test_generated_graphs_give_the_portable_rows(seed: int, papers: int, labels: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Random hierarchies, subjects, years and labels: the three SQL answers equal the portable queries."""
+    folder = tmp_path_factory.mktemp("gen")
+    graph = _graph(folder, _tricky_graph(folder / "t.ttl", seed=seed, papers=papers, labels=labels))
+    assert all(_listing_written(graph, name) for name in ("papers-by-concept", "bridging-papers", "co-occurrence"))
+    store, concepts = open_store(graph), [KGC + f"c{i}" for i in (0, 3, 4, 9, 11)]
+    cases = [("papers-by-concept", {"concept": c}) for c in concepts] + [("co-occurrence", {"min": m}) for m in ("0", "2")]
+    cases += [("bridging-papers", {"a": a, "b": b}) for a in concepts[:3] for b in concepts[2:]]
+    for name, params in cases:
+        assert list(run_store(store, resolve(name), params, folder=fresh_folder(graph)).rows) == _portable(store, name, params), (name, params)
