@@ -71,17 +71,14 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
     """Write the tables for a store (its default answers) and the facts of its graph file (the listing)."""
     from .errors import KgError
     from .query import catalog, final_text, run_store
+    from .store import scratch_sqlite
 
     ids: dict[Term, int] = {}
 
     def tid(term: Term) -> int:
         return ids.setdefault(term, len(ids) + 1)
 
-    db = sqlite3.connect(path)
-    try:
-        # in the store's temporary folder, thrown away if the build fails: no journal, no fsync on the way
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
+    with scratch_sqlite(path) as db:
         for statement in _SCHEMA:
             db.execute(statement)
         for q in catalog().values():  # the shipped queries
@@ -105,9 +102,6 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
         db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", ((i, t.kind, t.value, t.datatype, t.lang) for t, i in ids.items()))
         for statement in _INDEXES:
             db.execute(statement)
-        db.commit()
-    finally:
-        db.close()
 
 
 def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]] | None:

@@ -60,21 +60,15 @@ def read_texts(store) -> list[tuple[str, str]] | None:
 
 def write(path: Path, texts: Sequence[tuple[str, str]]) -> None:
     """Write the index of `texts` (from `read_texts`) as a new SQLite file at `path`."""
-    path.unlink(missing_ok=True)
-    db = sqlite3.connect(path)
-    try:
-        # a temporary folder that is thrown away if the build fails: no journal, no fsync on the way
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
+    from .store import scratch_sqlite
+
+    with scratch_sqlite(path) as db:
         for statement in _SCHEMA:
             db.execute(statement)
         db.executemany("INSERT INTO paper(id, iri) VALUES (?, ?)", ((i, iri) for i, (iri, _) in enumerate(texts)))
         db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", ((i, _nul_free(text)) for i, (_, text) in enumerate(texts)))
         db.execute("INSERT INTO fts(fts) VALUES('optimize')")
         db.execute("INSERT INTO meta VALUES ('papers', ?)", (len({iri for iri, _ in texts}),))
-        db.commit()
-    finally:
-        db.close()
 
 
 def _nul_free(text: str) -> str:
