@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import get_close_matches
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -275,8 +276,14 @@ def _fast_text(store, q: NamedQuery) -> str:
 
 def _shipped(q: NamedQuery) -> bool:
     """True for a query shipped with kg, as shipped (not a user's file that shares its name)."""
-    shipped = data_path("queries") / f"{q.name}.rq"
-    return shipped.is_file() and shipped.read_text(encoding="utf-8") == q.text
+    return _shipped_text(q.name) == q.text
+
+
+@lru_cache(maxsize=None)
+def _shipped_text(name: str) -> str | None:
+    """The text of the shipped query `name` (None if kg ships none), read once: each run asks up to three times."""
+    shipped = data_path("queries") / f"{name}.rq"
+    return shipped.read_text(encoding="utf-8") if shipped.is_file() else None
 
 
 def _bound(text: str, terms: dict[str, Term]) -> str:

@@ -86,7 +86,7 @@ def ensure_store(graph: str | Path) -> Path:
         texts = read_texts(store)
         if texts is not None:
             write_text_index(tmp / TEXT_INDEX, texts)
-        # The long listings' answers (kg.tables): the default ones run once here, papers-by-concept as tables.
+        # The long listings' answers (kg.tables): the default runs of the queries, and tables for three listings.
         write_tables(tmp / TABLES, store, facts)
         store.flush()
         del store  # closes the database before the folder moves

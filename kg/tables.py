@@ -123,7 +123,8 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
     if not all(isinstance(t, ox.NamedNode) for t in iris):
         return None
     papers = [p for p in subjects if p in identifiers and p in labels]
-    if not all(one_string(identifiers[p]) and one_string(labels[p]) for p in papers) or not all(len(v) == 1 for v in pref.values()):
+    identifier, label = {p: one_string(identifiers[p]) for p in papers}, {p: one_string(labels[p]) for p in papers}
+    if not all(identifier.values()) or not all(label.values()) or not all(len(v) == 1 for v in pref.values()):
         return None
     if not all(isinstance(y, ox.Literal) and y.datatype.value == XSD + "gYear" and _YEAR.fullmatch(y.value)
                for p in papers for y in years.get(p, ())):
@@ -135,9 +136,8 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
     # papers-by-concept orders by DESC(?year) ?label ?paper: unbound years last, then label and IRI strings
     # (the engine compares strings and IRIs by code point, as Python does).
     entries = [(p, y) for p in papers for y in (years.get(p) or (None,))]
-    entries.sort(key=lambda e: (e[1] is None, -int(e[1].value) if e[1] is not None else 0, one_string(labels[e[0]]).value, e[0].value))
-    paper_rows = [(term(p), term(one_string(identifiers[p])), term(one_string(labels[p])), None if y is None else term(y), i)
-                  for i, (p, y) in enumerate(entries)]
+    entries.sort(key=lambda e: (e[1] is None, -int(e[1].value) if e[1] is not None else 0, label[e[0]].value, e[0].value))
+    paper_rows = [(term(p), term(identifier[p]), term(label[p]), None if y is None else term(y), i) for i, (p, y) in enumerate(entries)]
     # bridging-papers takes MIN of prefLabels: the engine orders labels of one datatype and language by their strings
     label_of = {c: next(iter(v)) for c, v in pref.items()}
     uniform = all(isinstance(v, ox.Literal) for v in label_of.values()) and len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
