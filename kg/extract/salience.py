@@ -62,13 +62,18 @@ class Context:
         return w + (FOCUS_BONUS if n in self.focus else 0.0)
 
     def weights(self, mentions: list[tuple[str, int, int]], text: str) -> list[float]:
-        """Weights of (concept, start, end) mentions; an enumeration says little about each item.
+        """Weights of (concept, start, end) mentions (the first field of `describe`)."""
+        return [d[0] for d in self.describe(mentions, text)]
 
-        Outside the opening sentence, LIST_SIZE or more mentions coordinated only by commas, "and",
-        "or" (and parenthesised acronyms: "Pretraining, Supervised Fine-Tuning (SFT), and RLHF") form an
-        enumeration of phases, baselines or settings: their mentions count LIST_FACTOR as much; so do
-        the mentions of a sentence naming CROWDED_SIZE or more concepts, unless it says what the paper
-        does ("we propose X, which consists of A, B and C": the parts of the contribution).
+    def describe(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[float, int, bool, bool, bool]]:
+        """(weight, sentence, in a focus sentence, in passing, listed) of each (concept, start, end) mention.
+
+        An enumeration says little about each item. Outside the opening sentence, LIST_SIZE or more
+        mentions coordinated only by commas, "and", "or" (and parenthesised acronyms: "Pretraining,
+        Supervised Fine-Tuning (SFT), and RLHF") form an enumeration of phases, baselines or settings:
+        they are `listed`, and their weights count LIST_FACTOR as much; so are the mentions of a
+        sentence naming CROWDED_SIZE or more concepts, unless it says what the paper does ("we
+        propose X, which consists of A, B and C": the parts of the contribution).
         """
         listed = _enumerated(mentions, text)
         per_sentence: dict[int, set[str]] = {}
@@ -78,8 +83,9 @@ class Context:
         for i, (_, start, _) in enumerate(mentions):
             n = self.sentence(start)
             crowded = len(per_sentence[n]) >= CROWDED_SIZE and n not in self.focus
+            is_listed = n > 0 and (i in listed or crowded)
             w = self.weight(start)
-            out.append(w * LIST_FACTOR if n > 0 and (i in listed or crowded) else w)
+            out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
         return out
 
 
@@ -145,6 +151,11 @@ def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_
     corpus, see corpus_rates), so a small build knows that "optimization" is common too.
     """
     return specificity_of_rate((document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS))
+
+
+def smoothed_rate(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
+    """A concept's share of papers in a build, smoothed towards `prior_rate` as if PRIOR_PAPERS more papers had it."""
+    return (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
 
 
 def specificity_of_rate(rate: float) -> float:
