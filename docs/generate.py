@@ -20,9 +20,9 @@ import argparse
 import inspect
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import click
 
@@ -88,7 +88,9 @@ def _params(command: click.Command, ctx: click.Context, where: str) -> list[str]
 def cli_reference(root: click.Group | None = None) -> str:
     """The reference of every `kg` command: usage, description, arguments and options."""
     if root is None:
-        from kg.cli import cli as root
+        from kg.cli import cli
+
+        root = cli
     ctx = click.Context(root, info_name="kg")
     parts = ["Options of `kg` itself: " + ", ".join(f"`{r[0]}` ({r[1]})" for r in _global(root, ctx))
              + "; every command takes `--help`."]
