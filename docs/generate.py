@@ -194,9 +194,10 @@ def module_reference(package: Path | None = None) -> str:
     rows = ["| module | what it is |", "|---|---|"]
     missing = []
     for path in sorted(package.rglob("*.py")):
-        if path.name == "__main__.py":
-            continue
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        if path.name == "__main__.py" or (path.name == "__init__.py" and not text.strip()):
+            continue  # the entry point, and empty package markers
+        doc = ast.get_docstring(ast.parse(text))
         name = path.relative_to(package.parent).as_posix()
         if not doc:
             missing.append(name)
