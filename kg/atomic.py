@@ -6,7 +6,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from .errors import OutputError
 
@@ -28,7 +28,8 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     except OSError as exc:
         raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as stream:
+        text: dict[str, Any] = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, mode, **text) as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Sequence
@@ -26,14 +25,14 @@ from .ingest import Paper
 from .scheme import Scheme
 
 SUFFIX = ".kg-index.json"
-FORMAT = 1  # bump when the fields change: an index of another format is ignored
+FORMAT = 2  # bump when the fields change: an index of another format is ignored
 TAIL = 1 << 16  # bytes at the end of the graph hashed into the stamp: appends and edits there change it
 INDEXED = ("ttl", "nt")  # the formats an update appends to (others are rewritten whole anyway)
 
 
 @dataclass(frozen=True)
 class GraphIndex:
-    """The papers, builds, authors, venues, scheme versions and annotation counts of one graph file."""
+    """The papers, builds, authors, venues and scheme versions of one graph file."""
 
     digests: dict[str, str] = field(default_factory=dict)  # paper IRI -> sha256 of its dcterms:abstract
     ids: dict[str, str] = field(default_factory=dict)  # dcterms:identifier -> paper IRI
@@ -41,12 +40,9 @@ class GraphIndex:
     authors: frozenset[str] = frozenset()  # foaf:Person IRIs
     venues: frozenset[str] = frozenset()  # fabio:ConferenceProceedings IRIs
     versions: frozenset[str] = frozenset()  # kg:schemeVersion values
-    background: dict[str, int] = field(default_factory=dict)  # annotation body -> papers annotated with it
 
     def merged(self, more: GraphIndex) -> GraphIndex:
         """This index followed by that of triples appended after it (papers disjoint from this one's)."""
-        background = Counter(self.background)
-        background.update(more.background)
         return GraphIndex(
             {**self.digests, **more.digests},
             {**self.ids, **more.ids},
@@ -54,7 +50,6 @@ class GraphIndex:
             self.authors | more.authors,
             self.venues | more.venues,
             self.versions | more.versions,
-            dict(background),
         )
 
 
@@ -73,7 +68,6 @@ def of_triples(triples: Iterable) -> GraphIndex:
     """The index of a stream of triples (or quads), in one pass, keeping only what it needs."""
     a, abstract, version = rdf.RDF + "type", rdf.DCTERMS + "abstract", rdf.KG + "schemeVersion"
     identifier = rdf.DCTERMS + "identifier"
-    body, target, source = rdf.OA + "hasBody", rdf.OA + "hasTarget", rdf.OA + "hasSource"
     activity, person, proceedings = rdf.PROV + "Activity", rdf.FOAF + "Person", rdf.FABIO + "ConferenceProceedings"
     digests: dict[str, str] = {}
     ids: dict[str, str] = {}
@@ -81,21 +75,12 @@ def of_triples(triples: Iterable) -> GraphIndex:
     authors: set[str] = set()
     venues: set[str] = set()
     versions: set[str] = set()
-    bodies: dict[str, str] = {}
-    targets: dict[str, str] = {}
-    sources: dict[str, str] = {}
     for t in triples:
         p = t.predicate.value
         if p == abstract:
             digests[t.subject.value] = digest(t.object.value)
         elif p == identifier:
             ids[t.object.value] = t.subject.value
-        elif p == body:
-            bodies[t.subject.value] = t.object.value
-        elif p == target:
-            targets[t.subject.value] = t.object.value
-        elif p == source:
-            sources[t.subject.value] = t.object.value
         elif p == a:
             kind = t.object.value
             if kind == activity:
@@ -106,9 +91,7 @@ def of_triples(triples: Iterable) -> GraphIndex:
                 venues.add(t.subject.value)
         elif p == version:
             versions.add(t.object.value)
-    pairs = {(sources.get(targets.get(ann, ""), ""), concept) for ann, concept in bodies.items()}
-    background = Counter(concept for paper, concept in pairs if paper)
-    return GraphIndex(digests, ids, tuple(builds), frozenset(authors), frozenset(venues), frozenset(versions), dict(background))
+    return GraphIndex(digests, ids, tuple(builds), frozenset(authors), frozenset(venues), frozenset(versions))
 
 
 def of_papers(
@@ -123,21 +106,16 @@ def of_papers(
     ids: dict[str, str] = {}
     authors: set[str] = set()
     venues: set[str] = set()
-    background: Counter = Counter()
-    for paper, ex in zip(papers, extractions, strict=True):
+    for paper in papers:
         iri = f"{ns.base}paper/{segments[paper.id]}"
         digests[iri] = digest(paper.abstract)
         ids[paper.id] = iri
         authors.update(f"{ns.base}author/{rdf.slug(name)}" for name in paper.authors)
         if paper.venue:
             venues.add(f"{ns.base}venue/{rdf.slug(paper.venue)}")
-        # Every mention and every proposed method is an annotation of the paper (see rdf._paper).
-        bodies = {m.concept for link in ex.links for m in link.mentions}
-        bodies.update(f"{ns.base}method/{rdf.slug(m.name)}" for m in ex.methods)
-        background.update(bodies)
     # The scheme's own triples are few: scan them rather than assume what they hold.
     build = rdf.build_node(papers, ns).value
-    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions), dict(background))
+    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions))
     return of_triples(scheme.triples).merged(built)
 
 
@@ -169,7 +147,6 @@ def read(graph: str | Path) -> GraphIndex | None:
             frozenset(data["authors"]),
             frozenset(data["venues"]),
             frozenset(data["versions"]),
-            {concept: int(n) for concept, n in data["background"].items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, unreadable or not ours: the caller scans the graph
@@ -209,7 +186,6 @@ def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | 
         "digests": index.digests,
         "authors": sorted(index.authors),
         "venues": sorted(index.venues),
-        "background": dict(sorted(index.background.items())),
     }
     try:
         with atomic_write(path) as stream:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import get_close_matches
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -174,8 +174,8 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and lookup(internal_query("concept-by-iri"), {"concept": Term("uri", text)}).rows:
         return text
     rows = lookup(internal_query("concept-by-label"), {"key": Term("literal", text, XSD + "string")}).rows
-    pref = sorted({r[0].value for r in rows if r[2].value == "pref"})
-    found = pref or sorted({r[0].value for r in rows})
+    pref = sorted({_value(r[0]) for r in rows if _value(r[2]) == "pref"})
+    found = pref or sorted({_value(r[0]) for r in rows})
     if len(found) == 1:
         return found[0]
     if found:
@@ -183,7 +183,7 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and text.count(":") and "/" in text:
         raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
     # Only on the way to an error: every label, for the nearest ones.
-    labels = sorted({r[1].value.casefold() for r in lookup(internal_query("concept-labels"), {}).rows})
+    labels = sorted({_value(r[1]).casefold() for r in lookup(internal_query("concept-labels"), {}).rows})
     hints = get_close_matches(text.casefold(), labels, n=3)
     raise UsageError(
         f"query {q.name!r}: no concept labelled {text!r} in the graph"
@@ -197,12 +197,19 @@ def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and lookup(internal_query("paper-by-iri"), {"paper": Term("uri", text)}).rows:
         return text
     rows = lookup(internal_query("paper-by-key"), {"key": Term("literal", text, XSD + "string")}).rows
-    found = sorted({r[1].value for r in rows})
+    found = sorted({_value(r[1]) for r in rows})
     if len(found) == 1:
         return found[0]
     if found:
         raise UsageError(f"query {q.name!r}: {text!r} names several papers ({', '.join(found[:5])}); pass the identifier or IRI")
     raise UsageError(f"query {q.name!r}: no paper with identifier, IRI or title {text!r}; find one with 'kg query search --param words=…'")
+
+
+def _value(term: Term | None) -> str:
+    """The text of a term the lookup queries always bind."""
+    if term is None:
+        raise QueryError("a parameter lookup returned an unbound value")
+    return term.value
 
 
 # ---- running ---------------------------------------------------------------------------------
@@ -279,7 +286,7 @@ def _shipped(q: NamedQuery) -> bool:
     return _shipped_text(q.name) == q.text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped_text(name: str) -> str | None:
     """The text of the shipped query `name` (None if kg ships none), read once: each run asks up to three times."""
     shipped = data_path("queries") / f"{name}.rq"
@@ -306,7 +313,7 @@ def _execute(store, text: str, max_rows: int | None, name: str) -> Results:
         if isinstance(answer, ox.QueryBoolean):
             return Results("ask", boolean=bool(answer), name=name)
         if isinstance(answer, ox.QueryTriples):
-            triples = []
+            triples: list[Any] = []
             for t in answer:
                 if max_rows is not None and len(triples) >= max_rows:
                     return Results("graph", triples=tuple(triples), truncated=True, name=name)
@@ -344,7 +351,7 @@ def syntax_message(engine_text: str) -> str:
 
 
 def query(
-    name_or_text: str | Path,
+    name_or_text: str | Path | NamedQuery,
     params: Mapping[str, Any] | None = None,
     *,
     graph: str | Path | None = None,

@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Sequence
@@ -117,10 +117,10 @@ def build_time() -> datetime:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
         try:
-            return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+            return datetime.fromtimestamp(int(epoch), tz=UTC)
         except ValueError:
             raise UsageError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds") from None
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def triples(
@@ -272,16 +272,16 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     if venue is not None and venue.value not in venues:
         venues.add(venue.value)
         yield T(venue, a, t["Proceedings"])
-        yield T(venue, t["label"], L(paper.venue))
+        yield T(venue, t["label"], L(paper.venue or ""))
     key = f"{ns.base}annotation/{segment}-"
     n = 0
     # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
     score_of = t["scores"]
     for link in ex.links:
         score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
-        for m in link.mentions:
+        for mention in link.mentions:
             n += 1
-            yield from _annotation(t, f"{key}{n}", _node(t, m.concept), p, m.start, m.end, m.exact, score)
+            yield from _annotation(t, f"{key}{n}", _node(t, mention.concept), p, mention.start, mention.end, mention.exact, score)
     # The span that names each proposed method is its evidence, annotated like a concept mention.
     method_score = L(METHOD_SCORE_TEXT, datatype=t["decimal"])
     for m, method in zip(ex.methods, methods):

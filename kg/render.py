@@ -19,8 +19,7 @@ from typing import Any, Iterable, Mapping
 from .atomic import atomic_write
 from .errors import QueryError, UsageError
 from .resources import data_path
-from .views import DEFAULT_MAX_NODES, VIEWS, GraphIndex, View, concepts_view, limit, neighbourhood
-from .views import papers_view, result_view, size
+from .views import DEFAULT_MAX_NODES, VIEWS, GraphIndex, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 
 # Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
 # the bundled scheme declares 24 top concepts.

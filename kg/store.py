@@ -52,9 +52,12 @@ def ensure_store(graph: str | Path) -> Path:
 
     import pyoxigraph as ox
 
-    from .stats import add as add_stats, count_file
-    from .tables import FILE as TABLES, write as write_tables
-    from .textindex import read_texts, write as write_text_index
+    from .stats import add as add_stats
+    from .stats import count_file
+    from .tables import FILE as TABLES
+    from .tables import write as write_tables
+    from .textindex import read_texts
+    from .textindex import write as write_text_index
 
     graph = Path(graph)
     if not graph.is_file():

@@ -94,10 +94,10 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
         listing = _listing(facts)
         if listing is not None:
             tables, answers = listing
-            for table, rows in tables.items():
-                if rows:
-                    db.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})",
-                                   ([tid(v) if isinstance(v, Term) else v for v in row] for row in rows))
+            for table, table_rows in tables.items():
+                if table_rows:
+                    db.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(table_rows[0]))})",
+                                   ([tid(v) if isinstance(v, Term) else v for v in row] for row in table_rows))
             db.executemany("INSERT INTO meta VALUES (?, 1)", ((f"answers:{name}",) for name in answers))
         db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", ((i, t.kind, t.value, t.datatype, t.lang) for t, i in ids.items()))
         for statement in _INDEXES:
@@ -143,7 +143,7 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
     uniform = all(isinstance(v, ox.Literal) for v in label_of.values()) and len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
     rank = {text: i for i, text in enumerate(sorted({v.value for v in label_of.values()}))} if uniform else {}
     concept_rows = [(term(c), term(label_of[c]), i, rank.get(label_of[c].value)) for i, c in enumerate(sorted(pref, key=lambda c: c.value))]
-    tables = {
+    tables: dict[str, list[tuple]] = {
         "paper": paper_rows,
         "concept": concept_rows,
         "subject": [(term(p), term(c)) for p in papers for c in subjects[p]],

@@ -80,9 +80,9 @@ def _nul_free(text: str) -> str:
 
 def candidates(store, path: Path, words: str) -> list[str] | None:
     """Sorted IRIs of the papers whose text may contain `words`, or None when the index cannot narrow."""
-    from .sparql import with_values
-
     import pyoxigraph as ox
+
+    from .sparql import with_values
 
     lowered = next(iter(store.query(with_values(internal_query("lowercase"), {"words": str(ox.Literal(words))}))))[0]
     phrase = _nul_free(lowered.value)

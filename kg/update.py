@@ -4,10 +4,11 @@ What an update keeps stable: every triple already in the graph stays as it is, i
 existing papers keep the scores they got when they were built. Only papers that are new (an id
 the graph does not have) or changed (same id, different abstract: compared by a hash of the
 stored abstract) are extracted. A changed paper's old triples (the paper and its annotations) are
-dropped and the paper is added again. New papers are scored against the whole corpus where the
-extractor uses corpus statistics: it is given, as background, how many papers of the graph have
-an annotation of each concept. A full rebuild can therefore give slightly different scores from
-a sequence of updates; it is the reference.
+dropped and the paper is added again. New papers are extracted by themselves, with no statistics
+of the papers already in the graph: when every concept of the scheme has a bundled corpus prior
+(the default scheme), a paper's links depend on that paper alone and match a full rebuild's; with
+concepts that have none, their document frequencies are counted over the new papers only, and a
+full rebuild is the reference.
 
 Each update is its own `prov:Activity` (`prov:wasInformedBy` the earlier builds) and the new
 papers are `prov:wasGeneratedBy` it. Updating with inputs that are all in the graph already
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -109,8 +109,7 @@ def update(
             graph_index.write(out, existing, scanned)  # so that the next update need not scan the graph
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold)
-    options = {"background": Counter(existing.background), "background_papers": len(existing.digests)} if _takes_background(run) else {}
-    extractions = parallel.extract(run, new, jobs=jobs, progress=progress, **options)
+    extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
     build = rdf.build_node(new, ns)
     added = [
         *rdf.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
@@ -125,15 +124,6 @@ def update(
         stamped = _append(graph, out, added, fmt, ns)
         graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems)
-
-
-def _takes_background(run: object) -> bool:
-    import inspect
-
-    finish = getattr(run, "finish", None)
-    if not callable(finish) or not callable(getattr(run, "read", None)):
-        return False
-    return "background" in inspect.signature(finish).parameters
 
 
 def _without(triples: list, papers: set[str]) -> list:

@@ -269,12 +269,12 @@ def limit(view: View, max_nodes: int) -> View:
     if max_nodes == 0 or len(view.nodes) <= max_nodes:
         return view
     degree: Counter[str] = Counter()
-    strength: Counter[str] = Counter()
+    strength: dict[str, float] = {}
     for e in view.edges:
         for end in (e.source, e.target):
             degree[end] += 1
-            strength[end] += e.weight
-    ranked = sorted(view.nodes, key=lambda n: (n.id != view.focus, -degree[n.id], -strength[n.id], n.label, n.id))
+            strength[end] = strength.get(end, 0.0) + e.weight
+    ranked = sorted(view.nodes, key=lambda n: (n.id != view.focus, -degree[n.id], -strength.get(n.id, 0.0), n.label, n.id))
     # Unlinked nodes carry no structure: once a view is cut, they never fill the places left.
     kept = [n for n in ranked[:max_nodes] if degree[n.id] or n.id == view.focus]
     ids = {n.id for n in kept}

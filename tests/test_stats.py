@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.query import _execute, _fast_text, _bound, bind, catalog, resolve, run_store
+from kg.query import _bound, _execute, _fast_text, bind, catalog, resolve, run_store
 from kg.rdf import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
-from kg.results import Term
 from kg.stats import STATS_GRAPH, has_stats
 from kg.store import STAMP, ensure_store, open_store, store_dir
 

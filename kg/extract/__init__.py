@@ -10,7 +10,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..scheme import Scheme
-from .matcher import DEFAULT_THRESHOLD, PhraseExtractor, make_matchers, make_nlp  # noqa: F401
+from .matcher import DEFAULT_THRESHOLD, PhraseExtractor, make_matchers, make_nlp
 from .records import Extraction, Extractor, Link, Mention, Method
 
 EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
