@@ -55,7 +55,7 @@ def stages(corpus: Path, workdir: Path) -> dict:
     t0 = time.perf_counter()
     import kg  # noqa: F401
     from kg.build import Built, write
-    from kg import extract, ingest, parallel, rdf
+    from kg import extract, ingest, parallel
     from kg import scheme as scheme_
 
     out: dict = {"import kg": time.perf_counter() - t0}

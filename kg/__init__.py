@@ -5,7 +5,7 @@ The pipeline runs one way, one module a stage: ingest → extract → rdf → qu
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .defaults import VERSION as __version__
 
 from .analyze import Analysis, analyze
 from .build import Built, build, write
@@ -13,7 +13,7 @@ from .evaluate import evaluate
 from .errors import InputError, KgError, OutputError, QueryError, SchemeError, UsageError
 from .export import export
 from .network import to_networkx
-from .rdf import load
+from .graphio import load
 from .remote import push
 from .render import render
 from .update import Updated, update

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .atomic import atomic_write
+from .graphio import format_for, read_triples, write
 from .network import Facts, association, cooccurrence, read_facts
-from .rdf import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces, format_for, read_triples, write
+from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 
 SEED = 42
 # Subjects and predicates that only `kg analyze` writes: dropped before a new analysis is added.

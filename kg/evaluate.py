@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .defaults import GRAPH
 from .errors import InputError
 from .ingest import fold
+from .vocabulary import DCTERMS, SKOS
 
-DCTERMS = "http://purl.org/dc/terms/"
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-DEFAULT_GRAPH = Path("graphs") / "icml2024.ttl"
+DEFAULT_GRAPH = GRAPH
 
 
 @dataclass(frozen=True)
@@ -121,12 +121,12 @@ def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary:
 
 
 def _graph_triples(graph: str | Path | None) -> Iterable:
-    from . import rdf
+    from . import graphio
 
     if graph is not None:
-        return rdf.read_triples(graph)
+        return graphio.read_triples(graph)
     if DEFAULT_GRAPH.is_file():
-        return rdf.read_triples(DEFAULT_GRAPH)
+        return graphio.read_triples(DEFAULT_GRAPH)
     from .build import build
 
     return build().triples()

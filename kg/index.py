@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Sequence
 
-from . import __version__, rdf
+from . import graphio, triples
 from .atomic import atomic_write
+from .defaults import VERSION as __version__
 from .errors import InputError, KgError
 from .extract import Extraction
 from .ingest import Paper
 from .scheme import Scheme
+from .vocabulary import DCTERMS, FABIO, FOAF, KG, PROV, RDF, Namespaces, slug
 
 SUFFIX = ".kg-index.json"
 FORMAT = 2  # bump when the fields change: an index of another format is ignored
@@ -66,9 +68,9 @@ def index_path(graph: str | Path) -> Path:
 
 def of_triples(triples: Iterable) -> GraphIndex:
     """The index of a stream of triples (or quads), in one pass, keeping only what it needs."""
-    a, abstract, version = rdf.RDF + "type", rdf.DCTERMS + "abstract", rdf.KG + "schemeVersion"
-    identifier = rdf.DCTERMS + "identifier"
-    activity, person, proceedings = rdf.PROV + "Activity", rdf.FOAF + "Person", rdf.FABIO + "ConferenceProceedings"
+    a, abstract, version = RDF + "type", DCTERMS + "abstract", KG + "schemeVersion"
+    identifier = DCTERMS + "identifier"
+    activity, person, proceedings = PROV + "Activity", FOAF + "Person", FABIO + "ConferenceProceedings"
     digests: dict[str, str] = {}
     ids: dict[str, str] = {}
     builds: list[str] = []
@@ -95,13 +97,13 @@ def of_triples(triples: Iterable) -> GraphIndex:
 
 
 def of_papers(
-    papers: Sequence[Paper], extractions: Sequence[Extraction], scheme: Scheme, ns: rdf.Namespaces = rdf.Namespaces()
+    papers: Sequence[Paper], extractions: Sequence[Extraction], scheme: Scheme, ns: Namespaces = Namespaces()
 ) -> GraphIndex:
     """The index of the graph a full build writes, from its papers and extractions (no triples parsed).
 
-    It must equal `of_triples` of that graph (tested): the IRIs are made as kg.rdf makes them.
+    It must equal `of_triples` of that graph (tested): the IRIs are made as kg.triples makes them.
     """
-    segments = rdf.paper_slugs(p.id for p in papers)
+    segments = triples.paper_slugs(p.id for p in papers)
     digests: dict[str, str] = {}
     ids: dict[str, str] = {}
     authors: set[str] = set()
@@ -110,11 +112,11 @@ def of_papers(
         iri = f"{ns.base}paper/{segments[paper.id]}"
         digests[iri] = digest(paper.abstract)
         ids[paper.id] = iri
-        authors.update(f"{ns.base}author/{rdf.slug(name)}" for name in paper.authors)
+        authors.update(f"{ns.base}author/{slug(name)}" for name in paper.authors)
         if paper.venue:
-            venues.add(f"{ns.base}venue/{rdf.slug(paper.venue)}")
+            venues.add(f"{ns.base}venue/{slug(paper.venue)}")
     # The scheme's own triples are few: scan them rather than assume what they hold.
-    build = rdf.build_node(papers, ns).value
+    build = triples.build_node(papers, ns).value
     built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions))
     return of_triples(scheme.triples).merged(built)
 
@@ -124,7 +126,7 @@ def scan(graph: str | Path) -> GraphIndex:
     import pyoxigraph as ox
 
     graph = Path(graph)
-    rdf_format = getattr(ox.RdfFormat, rdf.FORMATS[rdf.format_for(None, graph)][0])
+    rdf_format = getattr(ox.RdfFormat, graphio.FORMATS[graphio.format_for(None, graph)][0])
     try:
         return of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:
@@ -174,7 +176,7 @@ def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | 
     """
     graph = Path(graph)
     path = index_path(graph)
-    if stamped is None or rdf.format_for(None, graph) not in INDEXED:
+    if stamped is None or graphio.format_for(None, graph) not in INDEXED:
         return None
     data = {
         "format": FORMAT,

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import UsageError
-from .rdf import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, read_triples
+from .graphio import read_triples
+from .vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS
 
 VIEWS = ("papers", "concepts")
 

@@ -256,7 +256,7 @@ def _triples(graph: Any) -> tuple[list, str]:
     from .build import Built
 
     if isinstance(graph, (str, Path)):
-        from .rdf import read_triples
+        from .graphio import read_triples
 
         return read_triples(graph), Path(graph).name
     if isinstance(graph, Built):

@@ -14,7 +14,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator
 from xml.sax.saxutils import escape, quoteattr
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from .vocabulary import XSD
+
 RESULT_FORMATS = ("table", "csv", "tsv", "json", "xml")  # SELECT and ASK
 GRAPH_FORMATS = ("ttl", "nt")  # CONSTRUCT and DESCRIBE
 MEDIA_TYPES: dict[str, str] = {
@@ -219,7 +220,7 @@ def _tsv(r: Results) -> bytes:
 
 def compact(value: str) -> str:
     """Shorten an IRI with the kg prefixes, for people."""
-    from .rdf import Namespaces
+    from .vocabulary import Namespaces
 
     for prefix, ns in Namespaces().prefixes().items():
         if value.startswith(ns) and len(value) > len(ns):
@@ -263,7 +264,7 @@ _WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _tabl
 def _rdf(triples: tuple, fmt: str) -> bytes:
     import pyoxigraph as ox
 
-    from .rdf import Namespaces
+    from .vocabulary import Namespaces
 
     out = io.BytesIO()
     if fmt == "ttl":

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import KgError, UsageError
 from .results import GRAPH_FORMATS, MEDIA_TYPES
 
-DEFAULT_TIMEOUT = 10.0  # seconds a query may run
-DEFAULT_MAX_ROWS = 10_000
+DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
+DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
 MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
 _ACCEPT: dict[str, str] = {
     "application/sparql-results+json": "json", "application/json": "json",

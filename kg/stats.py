@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
-from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
+from .vocabulary import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 
 # The named graph of the counts: a kg IRI no graph file uses (stores only, never written out).
 STATS_GRAPH = "https://w3id.org/kg/stats"

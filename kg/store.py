@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
-from . import __version__
+from .defaults import VERSION as __version__
 from .errors import InputError
-from .rdf import FORMATS, format_for
+from .graphio import FORMATS, format_for
 from .stats import VERSION as STATS_VERSION
 
 STAMP = "kg-source.json"
@@ -98,23 +95,6 @@ def ensure_store(graph: str | Path) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
-
-
-@contextmanager
-def scratch_sqlite(path: Path) -> Iterator[sqlite3.Connection]:
-    """A new SQLite file in a store's temporary folder (kg.textindex, kg.tables), committed and closed at the end.
-
-    The folder is thrown away if the build fails, so the file is written without journal or fsync.
-    """
-    path.unlink(missing_ok=True)
-    db = sqlite3.connect(path)
-    try:
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        yield db
-        db.commit()
-    finally:
-        db.close()
 
 
 def _swap_in(new: Path, target: Path) -> None:

@@ -34,10 +34,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Mapping
 
-from .rdf import DCTERMS, FABIO, RDFS, SKOS, XSD
 from .resources import data_path
 from .results import Results, Term
 from .stats import pair_counts
+from .vocabulary import DCTERMS, FABIO, RDFS, SKOS, XSD
 
 FILE = "tables.sqlite"
 _SCHEMA = (
@@ -69,9 +69,11 @@ def key(text: str) -> str:
 
 def write(path: Path, store, facts: dict[str, dict]) -> None:
     """Write the tables for a store (its default answers) and the facts of its graph file (the listing)."""
+    from .atomic import scratch_sqlite
+    from .catalog import catalog
+    from .engine import final_text
+    from .engine import run as run_store
     from .errors import KgError
-    from .query import catalog, final_text, run_store
-    from .store import scratch_sqlite
 
     ids: dict[Term, int] = {}
 

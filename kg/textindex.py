@@ -60,7 +60,7 @@ def read_texts(store) -> list[tuple[str, str]] | None:
 
 def write(path: Path, texts: Sequence[tuple[str, str]]) -> None:
     """Write the index of `texts` (from `read_texts`) as a new SQLite file at `path`."""
-    from .store import scratch_sqlite
+    from .atomic import scratch_sqlite
 
     with scratch_sqlite(path) as db:
         for statement in _SCHEMA:

@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import extract, ingest, parallel, rdf
+from . import extract, graphio, ingest, parallel, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write
 from .errors import InputError, UsageError
 from .index import digest
+from .vocabulary import DEFAULT_BASE, OA, Namespaces
 
 
 @dataclass(frozen=True)
@@ -59,15 +60,15 @@ def update(
     default_scheme: bool = True,
     extractor: str = "phrase",
     threshold: float = extract.DEFAULT_THRESHOLD,
-    base: str = rdf.DEFAULT_BASE,
+    base: str = DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool = False,
 ) -> Updated:
     """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place."""
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
-    ns = rdf.Namespaces(base)
-    fmt = rdf.format_for(None, out)
+    ns = Namespaces(base)
+    fmt = graphio.format_for(None, out)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     if not graph.is_file():
@@ -97,7 +98,7 @@ def update(
             segments[paper.id] = iri[len(folder):]
         new.append(paper)
     taken = (iri[len(folder):] for iri in existing.digests if iri.startswith(folder))
-    segments.update(rdf.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
+    segments.update(triples.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
     unchanged = len(got.papers) - len(new)
     if not new:
         if out != graph:
@@ -110,14 +111,14 @@ def update(
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
-    build = rdf.build_node(new, ns)
+    build = triples.build_node(new, ns)
     added = [
-        *rdf.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
-        *rdf.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
+        *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
+        *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
     ]
-    if replaced or fmt not in graph_index.INDEXED or rdf.format_for(None, graph) != fmt:
+    if replaced or fmt not in graph_index.INDEXED or graphio.format_for(None, graph) != fmt:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
-        kept = _without(rdf.read_triples(graph), replaced)
+        kept = _without(graphio.read_triples(graph), replaced)
         stamped = _rewrite(out, kept, added, fmt, ns)
         graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
     else:
@@ -130,7 +131,7 @@ def _without(triples: list, papers: set[str]) -> list:
     """The triples minus those of the given papers and of their annotations (targets, selectors)."""
     if not papers:
         return triples
-    oa = rdf.OA
+    oa = OA
     targets = {t.subject.value for t in triples if t.predicate.value == oa + "hasSource" and t.object.value in papers}
     gone = set(papers) | targets
     for t in triples:
@@ -140,7 +141,7 @@ def _without(triples: list, papers: set[str]) -> list:
     return [t for t in triples if t.subject.value not in gone]
 
 
-def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
+def _append(graph: Path, out: Path, added: list, fmt: str, ns: Namespaces) -> dict | None:
     """Write the graph's own bytes, then the new triples (their @prefix lines dropped: the file has them).
 
     Returns the stamp of the file written, for its index.
@@ -148,7 +149,7 @@ def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -
     import io
 
     buffer = io.BytesIO()
-    rdf.write(added, buffer, fmt, ns=ns)
+    graphio.write(added, buffer, fmt, ns=ns)
     lines = buffer.getvalue().splitlines(keepends=True)
     skip = 0
     while skip < len(lines) and lines[skip].startswith(b"@prefix "):
@@ -192,7 +193,7 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return stream.read(1) == b"\n"
 
 
-def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
+def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: Namespaces) -> dict | None:
     with atomic_write(out) as stream:
-        rdf.write([*kept, *added], stream, fmt, ns=ns)
+        graphio.write([*kept, *added], stream, fmt, ns=ns)
         return graph_index.stamp_written(stream, out)

@@ -10,7 +10,8 @@ import pytest
 
 import kg
 from kg import index
-from kg.rdf import DCTERMS, FOAF, RDF, read_triples
+from kg.graphio import read_triples
+from kg.vocabulary import DCTERMS, FOAF, RDF
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 

@@ -69,7 +69,7 @@ def test_papers_view_is_the_subject_graph(sample_ttl) -> None:
 
 
 def test_views_accept_a_built_graph_and_triples(sample_built, sample_ttl) -> None:
-    from kg.rdf import read_triples
+    from kg.graphio import read_triples
 
     from_file = kg.to_networkx(sample_ttl, view="concepts")
     for source in (sample_built, read_triples(sample_ttl)):

@@ -16,9 +16,10 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
+from kg.graphio import read_triples
 from kg.query import catalog, from_text
-from kg.rdf import DCTERMS, SKOS, read_triples
 from kg.store import is_fresh, store_dir
+from kg.vocabulary import DCTERMS, SKOS
 
 KGC = "https://w3id.org/kg/concept/"
 RL = KGC + "reinforcement-learning"
@@ -346,7 +347,9 @@ def test_binding_inside_subqueries_changes_no_row(sample_analyzed_ttl: Path) -> 
     kg also binds them inside the subqueries that project them (kg.sparql._subquery_groups), which
     must only make the engine restrict earlier, never change the answer.
     """
-    from kg.query import _execute, _fast_text, bind, run_store
+    from kg.engine import execute as _execute
+    from kg.engine import fast_text as _fast_text
+    from kg.query import bind, run_store
     from kg.sparql import _subquery_groups, where_brace
     from kg.store import open_store
 

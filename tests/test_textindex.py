@@ -42,7 +42,7 @@ def _graph(folder: Path, papers: list[tuple[str | None, str]], extra: str = "") 
     """A Turtle file of papers (identifier, label, year, title when not None, abstract)."""
     import pyoxigraph as ox
 
-    from kg.rdf import DCTERMS, FABIO, RDF, RDFS
+    from kg.vocabulary import DCTERMS, FABIO, RDF, RDFS
 
     N, L = ox.NamedNode, ox.Literal
     triples = []
@@ -135,7 +135,7 @@ def test_candidates_hold_every_match_of_any_text(tmp_path: Path, monkeypatch: py
     """Any Unicode (NUL, surrogate-free) in titles, abstracts and phrases: the candidates hold every match."""
     import pyoxigraph as ox
 
-    from kg.rdf import DCTERMS, FABIO, RDF, RDFS
+    from kg.vocabulary import DCTERMS, FABIO, RDF, RDFS
 
     monkeypatch.setattr(textindex, "MAX_SHARE", 1.0)
     store, N, L = ox.Store(), ox.NamedNode, ox.Literal

@@ -9,6 +9,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Sequence
 
+from ..defaults import THRESHOLD
 from ..errors import SchemeError
 from ..ingest import Paper
 from ..resources import data_path
@@ -18,7 +19,7 @@ from .cleanup import Cleaned, clean
 from .labels import label_tokens
 from .records import Extraction, Link, Mention, Method
 
-DEFAULT_THRESHOLD = 0.4
+DEFAULT_THRESHOLD = THRESHOLD
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
 
