@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
 from .defaults import GRAPH
 from .errors import InputError
+from .facts import closure, read_facts
 from .ingest import fold
-from .vocabulary import DCTERMS, SKOS
 
 DEFAULT_GRAPH = GRAPH
 
@@ -117,47 +117,31 @@ def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary:
     vocab = read_vocabulary(vocabulary) if vocabulary is not None else {
         topic_key(t) for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]
     }
-    return score(gold, _graph_triples(graph), vocab)
+    return score(gold, _graph(graph), vocab)
 
 
-def _graph_triples(graph: str | Path | None) -> Iterable:
-    from . import graphio
-
+def _graph(graph: str | Path | None) -> Any:
     if graph is not None:
-        return graphio.read_triples(graph)
+        return graph
     if DEFAULT_GRAPH.is_file():
-        return graphio.read_triples(DEFAULT_GRAPH)
+        return DEFAULT_GRAPH
     from .build import build
 
-    return build().triples()
+    return build()
 
 
-def score(gold: list[dict], triples: Iterable, vocab: set[str]) -> Evaluation:
-    """Score gold entries against the triples of a graph (pyoxigraph triples)."""
-    abstracts: dict[str, str] = {}
+def score(gold: list[dict], graph: Any, vocab: set[str]) -> Evaluation:
+    """Score gold entries against a graph (a file, a kg.Built, pyoxigraph triples or kg.facts.Facts)."""
+    facts = read_facts(graph)
+    abstracts = {s: fold(a) for s, a in facts.abstracts.items()}
     subjects: dict[str, set[str]] = {}
-    labels: dict[str, set[str]] = {}
-    broader: dict[str, set[str]] = {}
-    for t in triples:
-        s, p, o = t.subject.value, t.predicate.value, t.object.value
-        if p == DCTERMS + "abstract":
-            abstracts[s] = fold(o)
-        elif p == DCTERMS + "subject":
-            subjects.setdefault(s, set()).add(o)
-        elif p in (SKOS + "prefLabel", SKOS + "altLabel"):
-            labels.setdefault(s, set()).add(topic_key(o))
-        elif p == SKOS + "broader":
-            broader.setdefault(s, set()).add(o)
+    for resource, concept in facts.subjects:
+        subjects.setdefault(resource, set()).add(concept)
+    labels = {c: {topic_key(n) for n in names} for c, names in facts.labels.items()}
+    up = closure(facts.broader)
 
     def topics_of(concept: str) -> set[str]:
-        seen, todo, out = set(), [concept], set()
-        while todo:
-            c = todo.pop()
-            if c not in seen:
-                seen.add(c)
-                out |= labels.get(c, set()) & vocab
-                todo.extend(broader.get(c, ()))
-        return out
+        return set().union(*(labels.get(c, set()) & vocab for c in up(concept)))
 
     # Report topics as the gold file spells them ("time series", not the comparison key "time serie").
     spelled = {topic_key(t): t.lower() for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]}

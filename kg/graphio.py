@@ -68,21 +68,25 @@ def _xml_checked(items: Iterable) -> Iterator:
         yield item
 
 
-def read_triples(path: str | Path) -> list:
-    """Parse an RDF file (format from its suffix) into a list of pyoxigraph triples."""
+def parse(path: str | Path) -> Iterator:
+    """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
     import pyoxigraph as ox
 
     path = Path(path)
     rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
     try:
         with path.open("rb") as stream:
-            return [q.triple for q in ox.parse(stream, format=rdf_format)] if rdf_format.supports_datasets else list(
-                ox.parse(stream, format=rdf_format)
-            )
+            for item in ox.parse(stream, format=rdf_format):
+                yield item.triple if rdf_format.supports_datasets else item
     except FileNotFoundError:
         raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
+
+
+def read_triples(path: str | Path) -> list:
+    """Parse an RDF file (format from its suffix) into a list of pyoxigraph triples."""
+    return list(parse(path))
 
 
 def load(path: str | Path):  # -> rdflib.Graph

@@ -22,9 +22,11 @@ from .atomic import atomic_write
 from .defaults import VERSION as __version__
 from .errors import InputError, KgError
 from .extract import Extraction
+from .facts import digest
+from .facts import of_triples as of_facts
 from .ingest import Paper
 from .scheme import Scheme
-from .vocabulary import DCTERMS, FABIO, FOAF, KG, PROV, RDF, Namespaces, slug
+from .vocabulary import Namespaces, slug
 
 SUFFIX = ".kg-index.json"
 FORMAT = 2  # bump when the fields change: an index of another format is ignored
@@ -55,11 +57,6 @@ class GraphIndex:
         )
 
 
-def digest(abstract: str) -> str:
-    """The content hash that tells an unchanged paper from a changed one."""
-    return hashlib.sha256(abstract.encode("utf-8")).hexdigest()
-
-
 def index_path(graph: str | Path) -> Path:
     """Where the index of a graph file lives: beside it, `x.ttl` → `x.kg-index.json`."""
     graph = Path(graph)
@@ -67,33 +64,10 @@ def index_path(graph: str | Path) -> Path:
 
 
 def of_triples(triples: Iterable) -> GraphIndex:
-    """The index of a stream of triples (or quads), in one pass, keeping only what it needs."""
-    a, abstract, version = RDF + "type", DCTERMS + "abstract", KG + "schemeVersion"
-    identifier = DCTERMS + "identifier"
-    activity, person, proceedings = PROV + "Activity", FOAF + "Person", FABIO + "ConferenceProceedings"
-    digests: dict[str, str] = {}
-    ids: dict[str, str] = {}
-    builds: list[str] = []
-    authors: set[str] = set()
-    venues: set[str] = set()
-    versions: set[str] = set()
-    for t in triples:
-        p = t.predicate.value
-        if p == abstract:
-            digests[t.subject.value] = digest(t.object.value)
-        elif p == identifier:
-            ids[t.object.value] = t.subject.value
-        elif p == a:
-            kind = t.object.value
-            if kind == activity:
-                builds.append(t.subject.value)
-            elif kind == person:
-                authors.add(t.subject.value)
-            elif kind == proceedings:
-                venues.add(t.subject.value)
-        elif p == version:
-            versions.add(t.object.value)
-    return GraphIndex(digests, ids, tuple(builds), frozenset(authors), frozenset(venues), frozenset(versions))
+    """The index of a stream of triples (or quads), in one pass (kg.facts reads them)."""
+    facts = of_facts(triples)
+    return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
+                      facts.authors, facts.venues, facts.versions)
 
 
 def of_papers(

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from .analyze import Analysis, compute
 from .atomic import atomic_write
-from .network import Facts
+from .facts import Facts
 
 TOP = 20  # concepts in the bar chart and tables
 HEAT = 15  # concepts in the co-occurrence heat map
@@ -181,9 +181,7 @@ def _heat_svg(facts: Facts, concepts: list[str]) -> str | None:
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    from .network import cooccurrence
-
-    pairs = cooccurrence(facts)
+    pairs = facts.pairs()
     size = len(concepts)
     matrix = np.zeros((size, size))
     for i, a in enumerate(concepts):

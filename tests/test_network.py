@@ -8,7 +8,7 @@ from itertools import combinations
 import pytest
 
 import kg
-from kg.network import read_facts
+from kg.facts import read_facts
 
 EX = "https://example.org/concept/"
 AREA = {"astronomy": ("quasar-lensing", "pulsar-timing", "nebula-mapping"), "biology": ("protein-folding", "gene-editing", "cell-imaging")}
