@@ -1,12 +1,11 @@
 """kg: a knowledge-graph builder for the research literature.
 
-The pipeline runs one way, one module a stage: ingest → extract → rdf → query / render.
+The pipeline runs one way, one module a stage: ingest → extract → triples → query / render; tests/test_layers.py holds the layers.
 """
 
 from __future__ import annotations
 
 from .defaults import VERSION as __version__
-
 from .analyze import Analysis, analyze
 from .build import Built, build, write
 from .evaluate import evaluate

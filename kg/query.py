@@ -15,8 +15,7 @@ from . import engine
 from .catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
 from .defaults import GRAPH, QUERY_TIMEOUT
 from .errors import QueryError
-from .results import Results
-from .results import Term as Term
+from .results import Results, Term
 
 __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_graph", "from_text", "parse_header", "query", "resolve",
            "run_store", "syntax_message"]
@@ -27,7 +26,7 @@ def run_store(
 ) -> Results:
     """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
 
-    `folder`: the persisted store's folder (`kg.store.fresh_folder`), whose side files answer faster
+    `folder`: the folder of the store's version (`kg.store.open_version`), whose side files answer faster
     with the same rows: the text index narrows `search` (kg.textindex), the tables answer the long
     listings (kg.tables).
     """
@@ -75,11 +74,11 @@ def query(
         from .remote import run_remote
 
         return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout)
-    from .store import fresh_folder, open_store
+    from .store import open_version
 
     graph = graph if graph is not None else default_graph()
-    store = open_store(graph)
-    return run_store(store, q, params, max_rows=max_rows, folder=fresh_folder(graph))
+    store, folder = open_version(graph)
+    return run_store(store, q, params, max_rows=max_rows, folder=folder)
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

@@ -77,10 +77,10 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int, Any]:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, and
     the persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory)."""
-    from .store import fresh_folder, open_store
+    from .store import open_version
 
-    store = open_store(graph, memory=memory)
-    return store, max_rows, None if memory else fresh_folder(graph)
+    store, folder = open_version(graph, memory=memory)  # one version: the store and its side files agree
+    return store, max_rows, folder
 
 
 def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:

@@ -11,7 +11,7 @@ SQLite file, made when the store is built and replaced with it, with two things 
   block included). `kg.query.run_store` reads the rows back when it is about to run that same
   text, so they are the engine's rows by construction.
 * **listing**: tables of the facts kg.stats reads from the graph file anyway (subjects, broader,
-  labels, years, identifiers, pair counts), from which `queries/_sqlite-NAME.sql` answers
+  labels, years, identifiers, pair counts), from which `queries/NAME.sql` (beside `NAME.rq`) answers
   papers-by-concept, bridging-papers and co-occurrence for any parameter value. A recursive query
   gives the roll-up (`skos:broader*`, cycles included); integer positions give the portable
   queries' orders. Written only when those orders can be reproduced outside the engine: papers and
@@ -158,7 +158,7 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
 
 def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows: int | None, *, listing: bool) -> Results | None:
     """The rows of the query `text` (query `name`, parameters `terms`) from the tables, None when they do not hold them;
-    `listing`: `name` is the shipped query, so its `_sqlite-NAME.sql` may answer."""
+    `listing`: `name` is the shipped query, so its `NAME.sql` may answer."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error:
@@ -168,7 +168,7 @@ def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows
         if found is not None:
             variables, rows = tuple(json.loads(found[0])), json.loads(found[1])
         else:
-            sql = data_path("queries") / f"_sqlite-{name}.sql"
+            sql = data_path("queries") / f"{name}.sql"
             if not listing or not sql.is_file() or not db.execute("SELECT 1 FROM meta WHERE key = ?", (f"answers:{name}",)).fetchone():
                 return None
             values = _sql_values(terms)

@@ -16,7 +16,7 @@ from kg.engine import execute as _execute
 from kg.engine import fast_text as _fast_text
 from kg.query import bind, catalog, resolve, run_store
 from kg.stats import STATS_GRAPH, has_stats
-from kg.store import STAMP, ensure_store, open_store, store_dir
+from kg.store import STAMP, ensure_store, open_store
 from kg.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 
 KGC = "https://w3id.org/kg/concept/"
@@ -147,13 +147,11 @@ def test_stats_are_recounted_when_the_graph_changes(mini_ttl: Path, tmp_path: Pa
 def test_a_store_built_without_stats_is_rebuilt(mini_ttl: Path, tmp_path: Path) -> None:
     graph = tmp_path / "g.ttl"
     shutil.copy(mini_ttl, graph)
-    ensure_store(graph)
-    stamp = store_dir(graph) / STAMP
+    stamp = ensure_store(graph) / STAMP
     old = json.loads(stamp.read_text())
     del old["stats"]  # what a store of an earlier kg has
     stamp.write_text(json.dumps(old))
-    ensure_store(graph)
-    assert json.loads(stamp.read_text())["stats"] and has_stats(open_store(graph))
+    assert json.loads((ensure_store(graph) / STAMP).read_text())["stats"] and has_stats(open_store(graph))
 
 
 def test_the_stats_graph_stays_out_of_the_default_graph(mini_ttl: Path) -> None:
