@@ -11,11 +11,13 @@ lightly varied text), then measures in fresh processes:
   * every named query (queries/*.rq) in a persisted pyoxigraph store, in-process and as a whole
     `kg query` process when the command exists.
 Timings are wall-clock; the load average is printed because other work on the machine slows them.
+The query table of the last run (dated, with row counts) is written to docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import resource
@@ -55,7 +57,7 @@ def stages(corpus: Path, workdir: Path) -> dict:
     t0 = time.perf_counter()
     import kg  # noqa: F401
     from kg.build import Built, write
-    from kg import extract, ingest, parallel, rdf
+    from kg import extract, ingest, parallel
     from kg import scheme as scheme_
 
     out: dict = {"import kg": time.perf_counter() - t0}
@@ -137,6 +139,9 @@ def named_queries() -> list[str]:
 
 PARAMS = {"concept": "reinforcement learning", "a": "reinforcement learning", "b": "deep learning",
           "words": "human feedback", "root": "machine learning"}
+# Further runs of a query with other values: the broad phrases and concepts that cost most.
+VARIANTS = {"search": [{"words": "learning"}, {"words": "reinforcement learning"}],
+            "papers-by-concept": [{"concept": "machine learning"}]}
 
 
 def params_for(name: str, paper: str) -> dict[str, str]:
@@ -148,21 +153,52 @@ def params_for(name: str, paper: str) -> dict[str, str]:
     return {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name == "root")}
 
 
+def runs(paper: str) -> list[tuple[str, dict[str, str]]]:
+    """Every named query with its bench parameters, and the variants."""
+    out = []
+    for name in named_queries():
+        out.append((name, params_for(name, paper)))
+        out += [(name, v) for v in VARIANTS.get(name, [])]
+    return out
+
+
+def label(name: str, params: dict[str, str]) -> str:
+    return name + (" " + " ".join(f"{k}={v!r}" for k, v in params.items()) if params else "")
+
+
 def queries_in_store(graph: Path, paper: str) -> dict:
     """Child process: each named query in the persisted store, in-process (store opened once)."""
-    from kg.query import catalog, resolve, run_store
-    from kg.store import fresh_folder, open_store
+    from kg.query import resolve, run_store
+    from kg.store import open_version
 
     out = {}
     t = time.perf_counter()
-    store = open_store(graph)
+    store, folder = open_version(graph)
     out["(open store)"] = time.perf_counter() - t
-    for name in sorted(catalog()):
-        params = params_for(name, paper)
+    for name, params in runs(paper):
         t = time.perf_counter()
-        rows = run_store(store, resolve(name), params, folder=fresh_folder(graph))
-        out[name] = [time.perf_counter() - t, len(rows.rows) or len(rows.triples)]
+        rows = run_store(store, resolve(name), params, folder=folder)
+        out[label(name, params)] = [time.perf_counter() - t, len(rows.rows) or len(rows.triples)]
     return out
+
+
+def write_performance(path: Path, sizes: list[tuple[int, dict]], notes: list[str]) -> None:
+    """docs/performance.md: one dated table of the named queries in the persisted store, per corpus size."""
+    lines = [
+        "# Performance",
+        "",
+        f"Measured {datetime.date.today().isoformat()} by `python bench/bench.py` on {os.cpu_count()} cores "
+        f"(load average {os.getloadavg()[0]:.1f} at the end: other work slows the numbers). Seconds in the persisted store "
+        "(opened once), and rows returned.",
+        "",
+        *(f"- {note}" for note in notes),
+        "",
+        "| papers | query | seconds | rows |",
+        "|---:|---|---:|---:|",
+    ]
+    for n, times in sizes:
+        lines += [f"| {n:,} | {name} | {t[0]:.3f} | {t[1]:,} |" for name, t in times.items() if not name.startswith("(")]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def has_query_command() -> bool:
@@ -196,6 +232,8 @@ def main() -> None:
     subprocess.run([sys.executable, "-c", "import kg"], check=True, cwd=ROOT)
     print(f"`import kg` process: {fmt(time.perf_counter() - t)} s; `kg --help`: {fmt(run_process([*KG, '--help'])[0])} s")
     query_cli = has_query_command()
+    measured: list[tuple[int, dict]] = []
+    notes: list[str] = []
     for n in sizes:
         d = workdir / str(n)
         d.mkdir(exist_ok=True)
@@ -229,16 +267,37 @@ def main() -> None:
             print(f"`kg build --update` with {len(lines) - cut} new papers (1 %): {fmt(wall)} s, peak RSS {rss:.0f} MB, "
                   f"{builds[1] / wall:.1f}x faster than the full build; re-run on all inputs {fmt(again)} s, "
                   f"file unchanged: {(d / 'up.ttl').read_bytes() == before}")
-        queries = named_queries()
+        wall, rss, _ = run_process([*KG, "analyze", str(d / "graph.ttl")])  # the analysis queries need it
+        print(f"`kg analyze` process: {fmt(wall)} s, peak RSS {rss:.0f} MB")
+        if query_cli:  # the first query after a build: the graph file alone, no store yet
+            import shutil
+
+            first = shutil.copy(d / "graph.ttl", d / "first.ttl")
+            wall, rss, _ = run_process([*KG, "query", "top-concepts", "--graph", str(first)])
+            print(f"first `kg query top-concepts` process after a build (loads the query store): {fmt(wall)} s, peak RSS {rss:.0f} MB")
+            notes.append(f"{n:,} papers: `kg build` stages {fmt(sum(st[k] for k in ('read', 'extract', 'RDF build', 'serialize')))} s; "
+                         f"then the first `kg query top-concepts` process, which builds the query store, {fmt(wall)} s")
+            from kg.store import fresh_folder
+
+            version = fresh_folder(first)
+            if version is not None:
+                size = sum(f.stat().st_size for f in version.rglob("*") if f.is_file())
+                sides = ", ".join(f"{f.name} {f.stat().st_size / 1e6:.1f} MB" for f in sorted(version.glob("*.sqlite")))
+                line = (f"query store: {size / 1e6:.0f} MB ({sides}) beside {(d / 'graph.ttl').stat().st_size / 1e6:.0f} MB of Turtle; "
+                        f"built in {fmt(st['store'])} s against {fmt(sum(st[k] for k in ('read', 'extract', 'RDF build', 'serialize')))} s for the build stages")
+                print(line)
+                notes.append(f"{n:,} papers: {line}")
         paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
         inproc = child("queries", str(d / "graph.ttl"), paper)
+        measured.append((n, inproc))
         print(f"named queries on the persisted store (opened in {fmt(inproc['(open store)'])} s):")
-        print(f"{'query':<22}{'rows':>7}{'in store':>10}{'kg query process':>18}")
-        for name in queries:
-            args_ = [a for k, v in params_for(name, paper).items() for a in ("--param", f"{k}={v}")]
+        print(f"{'query':<60}{'rows':>7}{'in store':>10}{'kg query process':>18}")
+        for name, params in runs(paper):
+            args_ = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
             proc = fmt(run_process([*KG, "query", name, "--graph", str(d / "graph.ttl"), *args_])[0]) if query_cli else "-"
-            seconds, rows = inproc[name]
-            print(f"{name:<22}{rows:>7}{fmt(seconds):>10}{proc:>18}")
+            seconds, rows = inproc[label(name, params)]
+            print(f"{label(name, params):<60}{rows:>7}{fmt(seconds):>10}{proc:>18}")
+    write_performance(ROOT / "docs" / "performance.md", measured, notes)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end; work files in {workdir}")
 
 

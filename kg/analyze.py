@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .atomic import atomic_write
-from .network import Facts, association, cooccurrence, read_facts
-from .rdf import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces, format_for, read_triples, write
+from .facts import Facts, read_facts
+from .graphio import format_for, read_triples, write
+from .network import association
+from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 
 SEED = 42
 # Subjects and predicates that only `kg analyze` writes: dropped before a new analysis is added.
@@ -98,7 +100,7 @@ def compute(
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
     n = len(facts.papers)
-    pairs = sorted(cooccurrence(facts).items())
+    pairs = sorted(facts.pairs().items())
     g = nx.Graph()
     g.add_nodes_from(range(len(concepts)))
     g.add_weighted_edges_from((index[a], index[b], w) for (a, b), w in pairs)

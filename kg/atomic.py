@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from .errors import OutputError
 
@@ -28,7 +29,8 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     except OSError as exc:
         raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as stream:
+        text: dict[str, Any] = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, mode, **text) as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
@@ -42,3 +44,20 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def scratch_sqlite(path: Path) -> Iterator[sqlite3.Connection]:
+    """A new SQLite file in a store's temporary folder (kg.textindex, kg.tables), committed and closed at the end.
+
+    The folder is thrown away if the build fails, so the file is written without journal or fsync.
+    """
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path)
+    try:
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        yield db
+        db.commit()
+    finally:
+        db.close()

@@ -1,4 +1,4 @@
-"""The `build` verb: ingest → extract → rdf, and writing the result to disk."""
+"""The `build` verb: ingest → extract → triples, and writing the result to disk."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from . import extract, ingest, parallel, rdf
+from . import extract, graphio, ingest, parallel, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write
+from .defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.build.SAMPLE_NAME
 from .errors import InputError, KgError, UsageError
 from .resources import data_path
-
-SAMPLE_NAME = "icml2024"
+from .vocabulary import DEFAULT_BASE, Namespaces
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,11 @@ class Built:
     scheme: scheme_.Scheme
     problems: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
-    ns: rdf.Namespaces = rdf.Namespaces()
+    ns: Namespaces = Namespaces()
 
     def triples(self) -> Iterator:
         """Every triple of the graph, in the fixed order that makes builds byte-identical."""
-        return rdf.triples(self.papers, self.extractions, self.scheme, ns=self.ns, inputs=self.inputs)
+        return triples.triples(self.papers, self.extractions, self.scheme, ns=self.ns, inputs=self.inputs)
 
     def summary(self, top: int = 10) -> dict:
         """Counts for people: papers, concepts used, subject links, mentions, and the top concepts."""
@@ -57,7 +57,7 @@ def build(
     extractor: str = "phrase",
     threshold: float | None = None,
     model: str | Path | None = None,
-    base: str = rdf.DEFAULT_BASE,
+    base: str = DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool = False,
@@ -67,7 +67,7 @@ def build(
     `jobs` worker processes share the extraction (same output for any number); `progress` shows a
     bar on stderr.
     """
-    ns = rdf.Namespaces(base)  # validate options before any work
+    ns = Namespaces(base)  # validate options before any work
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
@@ -120,9 +120,9 @@ def _extract(
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its index beside it."""
     path = Path(path)
-    name = rdf.format_for(fmt, path)
+    name = graphio.format_for(fmt, path)
     with atomic_write(path) as stream:
-        rdf.write(built.triples(), stream, name, ns=built.ns)
+        graphio.write(built.triples(), stream, name, ns=built.ns)
         stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
     # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
     if stamped is not None:

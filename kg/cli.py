@@ -11,10 +11,9 @@ from typing import Any, Callable
 
 import click
 
-from . import __version__
+from .defaults import BASE, GRAPH_DIR, PUSH_BATCH, SAMPLE_NAME, SERVE_MAX_ROWS, SERVE_TIMEOUT
+from .defaults import VERSION as __version__
 from .errors import KgError
-
-DEFAULT_DIR = Path("graphs")
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -58,7 +57,7 @@ def cli() -> None:
 @click.option("--no-default-scheme", is_flag=True, help="Use only the --scheme files, not the bundled ML scheme.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Probability a link needs to be a dcterms:subject [the scorer model's own, see kg train].")
 @click.option("--model", type=click.Path(path_type=Path), help="Scorer model written by `kg train` [the bundled one].")
-@click.option("--base", default="https://w3id.org/kg/", show_default=True, help="Base IRI for papers and annotations.")
+@click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
 @click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
@@ -81,8 +80,8 @@ def build(
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
-    from .build import SAMPLE_NAME, write
     from .build import build as build_graph
+    from .build import write
     from .render import render as render_graph
 
     # The options a full build and an update share, spelled once.
@@ -100,7 +99,7 @@ def build(
         _update(update_graph, inputs, output, render_html, options)
         return
     if output is None:
-        output = DEFAULT_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+        output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -243,8 +242,8 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @click.argument("graph", type=click.Path(path_type=Path), required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
-@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
-@click.option("--max-rows", default=10_000, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
+@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
+@click.option("--max-rows", default=SERVE_MAX_ROWS, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
               help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
@@ -262,7 +261,7 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 @click.option("--endpoint", required=True, metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update).")
 @click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
 @click.option("--replace", is_flag=True, help="Empty that graph first instead of adding to it.")
-@click.option("--batch", default=20_000, show_default=True, type=click.IntRange(1), help="Triples per INSERT DATA request.")
+@click.option("--batch", default=PUSH_BATCH, show_default=True, type=click.IntRange(1), help="Triples per INSERT DATA request.")
 @_clean_errors
 def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: bool, batch: int) -> None:
     """Load a graph file into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …) with batched updates."""

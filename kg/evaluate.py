@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
+from .defaults import GRAPH
 from .errors import InputError
+from .facts import closure, read_facts
 from .ingest import fold
 from .keywords import Hierarchy, KeywordEvaluation, read_keywords, score_keywords
 from .keywords import topic_key as topic_key
 
-DCTERMS = "http://purl.org/dc/terms/"
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-DEFAULT_GRAPH = Path("graphs") / "icml2024.ttl"
+DEFAULT_GRAPH = GRAPH
 
 
 @dataclass(frozen=True)
@@ -113,47 +113,31 @@ def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary:
     vocab = read_vocabulary(vocabulary) if vocabulary is not None else {
         topic_key(t) for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]
     }
-    return score(gold, _graph_triples(graph), vocab)
+    return score(gold, _graph(graph), vocab)
 
 
-def _graph_triples(graph: str | Path | None) -> Iterable:
-    from . import rdf
-
+def _graph(graph: str | Path | None) -> Any:
     if graph is not None:
-        return rdf.read_triples(graph)
+        return graph
     if DEFAULT_GRAPH.is_file():
-        return rdf.read_triples(DEFAULT_GRAPH)
+        return DEFAULT_GRAPH
     from .build import build
 
-    return build().triples()
+    return build()
 
 
-def score(gold: list[dict], triples: Iterable, vocab: set[str]) -> Evaluation:
-    """Score gold entries against the triples of a graph (pyoxigraph triples)."""
-    abstracts: dict[str, str] = {}
+def score(gold: list[dict], graph: Any, vocab: set[str]) -> Evaluation:
+    """Score gold entries against a graph (a file, a kg.Built, pyoxigraph triples or kg.facts.Facts)."""
+    facts = read_facts(graph)
+    abstracts = {s: fold(a) for s, a in facts.abstracts.items()}
     subjects: dict[str, set[str]] = {}
-    labels: dict[str, set[str]] = {}
-    broader: dict[str, set[str]] = {}
-    for t in triples:
-        s, p, o = t.subject.value, t.predicate.value, t.object.value
-        if p == DCTERMS + "abstract":
-            abstracts[s] = fold(o)
-        elif p == DCTERMS + "subject":
-            subjects.setdefault(s, set()).add(o)
-        elif p in (SKOS + "prefLabel", SKOS + "altLabel"):
-            labels.setdefault(s, set()).add(topic_key(o))
-        elif p == SKOS + "broader":
-            broader.setdefault(s, set()).add(o)
+    for resource, concept in facts.subjects:
+        subjects.setdefault(resource, set()).add(concept)
+    labels = {c: {topic_key(n) for n in names} for c, names in facts.labels.items()}
+    up = closure(facts.broader)
 
     def topics_of(concept: str) -> set[str]:
-        seen, todo, out = set(), [concept], set()
-        while todo:
-            c = todo.pop()
-            if c not in seen:
-                seen.add(c)
-                out |= labels.get(c, set()) & vocab
-                todo.extend(broader.get(c, ()))
-        return out
+        return set().union(*(labels.get(c, set()) & vocab for c in up(concept)))
 
     # Report topics as the gold file spells them ("time series", not the comparison key "time serie").
     spelled = {topic_key(t): t.lower() for g in gold for t in [*g["topics"], *g.get("mentioned_only", [])]}
@@ -198,8 +182,6 @@ def report(result: Evaluation, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
-OA = "http://www.w3.org/ns/oa#"
-
 
 @dataclass(frozen=True)
 class KeywordResult:
@@ -210,58 +192,33 @@ class KeywordResult:
     mentioned: dict[str, frozenset[str]]  # paper id → concepts its annotations name
 
 
-def evaluate_keywords(keywords: str | Path, graph: str | Path | None = None) -> KeywordResult:
+def evaluate_keywords(keywords: str | Path, graph: Any = None) -> KeywordResult:
     """Score a graph's subjects against the author keywords of a keyword file (see kg.keywords).
 
     Papers are matched by dcterms:identifier. Without `graph`, the keyword file's own papers
     (id, title, abstract) are built in memory with the default extraction.
     """
     entries = read_keywords(keywords)
-    if graph is not None:
-        from . import rdf
-
-        triples: Iterable = rdf.read_triples(graph)
-    else:
+    if graph is None:
         from .build import build
 
-        triples = build([keywords]).triples()
-    ids: dict[str, str] = {}
-    subjects: dict[str, set[str]] = {}
-    labels: dict[str, set[str]] = {}
-    pref: dict[str, str] = {}
-    broader: dict[str, set[str]] = {}
-    bodies: dict[str, str] = {}
-    targets: dict[str, str] = {}
-    sources: dict[str, str] = {}
-    for t in triples:
-        s, p, o = t.subject.value, t.predicate.value, t.object.value
-        if p == DCTERMS + "identifier":
-            ids[s] = o
-        elif p == DCTERMS + "subject":
-            subjects.setdefault(s, set()).add(o)
-        elif p in (SKOS + "prefLabel", SKOS + "altLabel"):
-            labels.setdefault(s, set()).add(topic_key(o))
-            if p == SKOS + "prefLabel":
-                pref.setdefault(s, o)
-        elif p == SKOS + "broader":
-            broader.setdefault(s, set()).add(o)
-        elif p == OA + "hasBody":
-            bodies[s] = o
-        elif p == OA + "hasTarget":
-            targets[s] = o
-        elif p == OA + "hasSource":
-            sources[s] = o
-    hierarchy = Hierarchy({c: frozenset(k) for c, k in labels.items()}, {c: frozenset(b) for c, b in broader.items()})
-    predicted = {ids[paper]: concepts for paper, concepts in subjects.items() if paper in ids}
-    predicted.update({i: set() for i in ids.values() if i not in predicted})
-    mentioned: dict[str, set[str]] = {}
-    for ann, body in bodies.items():
-        paper = sources.get(targets.get(ann, ""), "")
+        graph = build([keywords])
+    facts = read_facts(graph)
+    ids = {resource: identifier for identifier, resource in facts.identifiers.items()}
+    hierarchy = Hierarchy(
+        {c: frozenset(topic_key(n) for n in names) for c, names in facts.labels.items()},
+        {c: frozenset(b) for c, b in facts.broader.items()},
+    )
+    predicted: dict[str, set[str]] = {ids[p]: set() for p in facts.papers if p in ids}
+    for paper, concept in facts.subjects:
         if paper in ids:
-            mentioned.setdefault(ids[paper], set()).add(body)
+            predicted[ids[paper]].add(concept)
+    mentioned: dict[str, set[str]] = {}
+    for paper, concept in facts.mentions:
+        if paper in ids:
+            mentioned.setdefault(ids[paper], set()).add(concept)
     result = score_keywords(entries, predicted, hierarchy)
-    closed = {paper: hierarchy.closure(c) for paper, c in mentioned.items()}
-    return KeywordResult(result, pref, closed)
+    return KeywordResult(result, dict(facts.concepts), {p: hierarchy.closure(c) for p, c in mentioned.items()})
 
 
 def keyword_report(result: KeywordResult, verbose: bool = False) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from . import rdf
+from . import graphio, triples
 from .atomic import atomic_write
 from .errors import UsageError
 
@@ -20,9 +20,9 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
     if fmt in NETWORK_FORMATS:
         return fmt
     try:
-        return rdf.format_for(fmt, path)
+        return graphio.format_for(fmt, path)
     except UsageError:
-        raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*rdf.FORMATS, *NETWORK_FORMATS])})") from None
+        raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*graphio.FORMATS, *NETWORK_FORMATS])})") from None
 
 
 def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers") -> bytes:
@@ -32,7 +32,7 @@ def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers") -> b
     if fmt in NETWORK_FORMATS:
         _write_network(graph, buffer, fmt, view)
     else:
-        rdf.write(rdf.read_triples(graph), buffer, fmt)
+        graphio.write(graphio.read_triples(graph), buffer, fmt)
     return buffer.getvalue()
 
 
@@ -56,6 +56,6 @@ def _write_network(graph: str | Path, stream: io.BytesIO, fmt: str, view: str) -
         return
     writer = GEXFWriter(encoding="utf-8", prettyprint=True)
     # networkx stamps today's date into <meta>; the build time keeps the same input byte-identical.
-    writer.xml.find("meta").set("lastmodifieddate", rdf.build_time().date().isoformat())
+    writer.xml.find("meta").set("lastmodifieddate", triples.build_time().date().isoformat())
     writer.add_graph(g)
     writer.write(stream)

@@ -13,27 +13,30 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Sequence
 
-from . import __version__, rdf
+from . import graphio, triples
 from .atomic import atomic_write
+from .defaults import VERSION as __version__
 from .errors import InputError, KgError
 from .extract import Extraction
+from .facts import digest
+from .facts import of_triples as of_facts
 from .ingest import Paper
 from .scheme import Scheme
+from .vocabulary import Namespaces, slug
 
 SUFFIX = ".kg-index.json"
-FORMAT = 1  # bump when the fields change: an index of another format is ignored
+FORMAT = 2  # bump when the fields change: an index of another format is ignored
 TAIL = 1 << 16  # bytes at the end of the graph hashed into the stamp: appends and edits there change it
 INDEXED = ("ttl", "nt")  # the formats an update appends to (others are rewritten whole anyway)
 
 
 @dataclass(frozen=True)
 class GraphIndex:
-    """The papers, builds, authors, venues, scheme versions and annotation counts of one graph file."""
+    """The papers, builds, authors, venues and scheme versions of one graph file."""
 
     digests: dict[str, str] = field(default_factory=dict)  # paper IRI -> sha256 of its dcterms:abstract
     ids: dict[str, str] = field(default_factory=dict)  # dcterms:identifier -> paper IRI
@@ -41,12 +44,9 @@ class GraphIndex:
     authors: frozenset[str] = frozenset()  # foaf:Person IRIs
     venues: frozenset[str] = frozenset()  # fabio:ConferenceProceedings IRIs
     versions: frozenset[str] = frozenset()  # kg:schemeVersion values
-    background: dict[str, int] = field(default_factory=dict)  # annotation body -> papers annotated with it
 
     def merged(self, more: GraphIndex) -> GraphIndex:
         """This index followed by that of triples appended after it (papers disjoint from this one's)."""
-        background = Counter(self.background)
-        background.update(more.background)
         return GraphIndex(
             {**self.digests, **more.digests},
             {**self.ids, **more.ids},
@@ -54,13 +54,7 @@ class GraphIndex:
             self.authors | more.authors,
             self.venues | more.venues,
             self.versions | more.versions,
-            dict(background),
         )
-
-
-def digest(abstract: str) -> str:
-    """The content hash that tells an unchanged paper from a changed one."""
-    return hashlib.sha256(abstract.encode("utf-8")).hexdigest()
 
 
 def index_path(graph: str | Path) -> Path:
@@ -70,74 +64,34 @@ def index_path(graph: str | Path) -> Path:
 
 
 def of_triples(triples: Iterable) -> GraphIndex:
-    """The index of a stream of triples (or quads), in one pass, keeping only what it needs."""
-    a, abstract, version = rdf.RDF + "type", rdf.DCTERMS + "abstract", rdf.KG + "schemeVersion"
-    identifier = rdf.DCTERMS + "identifier"
-    body, target, source = rdf.OA + "hasBody", rdf.OA + "hasTarget", rdf.OA + "hasSource"
-    activity, person, proceedings = rdf.PROV + "Activity", rdf.FOAF + "Person", rdf.FABIO + "ConferenceProceedings"
-    digests: dict[str, str] = {}
-    ids: dict[str, str] = {}
-    builds: list[str] = []
-    authors: set[str] = set()
-    venues: set[str] = set()
-    versions: set[str] = set()
-    bodies: dict[str, str] = {}
-    targets: dict[str, str] = {}
-    sources: dict[str, str] = {}
-    for t in triples:
-        p = t.predicate.value
-        if p == abstract:
-            digests[t.subject.value] = digest(t.object.value)
-        elif p == identifier:
-            ids[t.object.value] = t.subject.value
-        elif p == body:
-            bodies[t.subject.value] = t.object.value
-        elif p == target:
-            targets[t.subject.value] = t.object.value
-        elif p == source:
-            sources[t.subject.value] = t.object.value
-        elif p == a:
-            kind = t.object.value
-            if kind == activity:
-                builds.append(t.subject.value)
-            elif kind == person:
-                authors.add(t.subject.value)
-            elif kind == proceedings:
-                venues.add(t.subject.value)
-        elif p == version:
-            versions.add(t.object.value)
-    pairs = {(sources.get(targets.get(ann, ""), ""), concept) for ann, concept in bodies.items()}
-    background = Counter(concept for paper, concept in pairs if paper)
-    return GraphIndex(digests, ids, tuple(builds), frozenset(authors), frozenset(venues), frozenset(versions), dict(background))
+    """The index of a stream of triples (or quads), in one pass (kg.facts reads them)."""
+    facts = of_facts(triples)
+    return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
+                      facts.authors, facts.venues, facts.versions)
 
 
 def of_papers(
-    papers: Sequence[Paper], extractions: Sequence[Extraction], scheme: Scheme, ns: rdf.Namespaces = rdf.Namespaces()
+    papers: Sequence[Paper], extractions: Sequence[Extraction], scheme: Scheme, ns: Namespaces = Namespaces()
 ) -> GraphIndex:
     """The index of the graph a full build writes, from its papers and extractions (no triples parsed).
 
-    It must equal `of_triples` of that graph (tested): the IRIs are made as kg.rdf makes them.
+    It must equal `of_triples` of that graph (tested): the IRIs are made as kg.triples makes them.
     """
-    segments = rdf.paper_slugs(p.id for p in papers)
+    segments = triples.paper_slugs(p.id for p in papers)
     digests: dict[str, str] = {}
     ids: dict[str, str] = {}
     authors: set[str] = set()
     venues: set[str] = set()
-    background: Counter = Counter()
-    for paper, ex in zip(papers, extractions, strict=True):
+    for paper in papers:
         iri = f"{ns.base}paper/{segments[paper.id]}"
         digests[iri] = digest(paper.abstract)
         ids[paper.id] = iri
-        authors.update(f"{ns.base}author/{rdf.slug(name)}" for name in paper.authors)
+        authors.update(f"{ns.base}author/{slug(name)}" for name in paper.authors)
         if paper.venue:
-            venues.add(f"{ns.base}venue/{rdf.slug(paper.venue)}")
-        # Every mention and every proposed method is an annotation of the paper (see rdf._paper).
-        bodies = {m.concept for link in ex.links for m in link.mentions}
-        bodies.update(f"{ns.base}method/{rdf.slug(m.name)}" for m in ex.methods)
-        background.update(bodies)
+            venues.add(f"{ns.base}venue/{slug(paper.venue)}")
     # The scheme's own triples are few: scan them rather than assume what they hold.
-    build = rdf.build_node(papers, ns).value
-    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions), dict(background))
+    build = triples.build_node(papers, ns).value
+    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions))
     return of_triples(scheme.triples).merged(built)
 
 
@@ -146,7 +100,7 @@ def scan(graph: str | Path) -> GraphIndex:
     import pyoxigraph as ox
 
     graph = Path(graph)
-    rdf_format = getattr(ox.RdfFormat, rdf.FORMATS[rdf.format_for(None, graph)][0])
+    rdf_format = getattr(ox.RdfFormat, graphio.FORMATS[graphio.format_for(None, graph)][0])
     try:
         return of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:
@@ -169,7 +123,6 @@ def read(graph: str | Path) -> GraphIndex | None:
             frozenset(data["authors"]),
             frozenset(data["venues"]),
             frozenset(data["versions"]),
-            {concept: int(n) for concept, n in data["background"].items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # missing, unreadable or not ours: the caller scans the graph
@@ -197,7 +150,7 @@ def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | 
     """
     graph = Path(graph)
     path = index_path(graph)
-    if stamped is None or rdf.format_for(None, graph) not in INDEXED:
+    if stamped is None or graphio.format_for(None, graph) not in INDEXED:
         return None
     data = {
         "format": FORMAT,
@@ -209,7 +162,6 @@ def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | 
         "digests": index.digests,
         "authors": sorted(index.authors),
         "venues": sorted(index.venues),
-        "background": dict(sorted(index.background.items())),
     }
     try:
         with atomic_write(path) as stream:

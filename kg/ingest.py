@@ -282,7 +282,7 @@ def _record(record: Any, where: str) -> Paper | InputError:
     return Paper(paper_id or content_id(abstract), abstract, fields["title"], authors, fields["venue"], year, where)
 
 
-def _year(value: Any, where: str) -> int | None | InputError:
+def _year(value: Any, where: str) -> int | InputError | None:
     """A publication year between 1 and 9999 (xsd:gYear with four digits), or None."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .errors import InputError
+from .facts import closure
 
 JUDGED_MIN = 3
 
@@ -55,15 +57,13 @@ class Hierarchy:
         return {k: frozenset(v) for k, v in out.items()}
 
     def closure(self, concepts: Iterable[str]) -> frozenset[str]:
-        """The concepts and every concept above them (reflexive-transitive skos:broader)."""
-        seen: set[str] = set()
-        todo = list(concepts)
-        while todo:
-            c = todo.pop()
-            if c not in seen:
-                seen.add(c)
-                todo.extend(self.broader.get(c, ()))
-        return frozenset(seen)
+        """The concepts and every concept above them (skos:broader*, kg.facts.closure)."""
+        up = self._up
+        return frozenset().union(*(up(c) for c in concepts))
+
+    @cached_property
+    def _up(self) -> Callable[[str], frozenset[str]]:
+        return closure(self.broader)
 
 
 @dataclass(frozen=True)

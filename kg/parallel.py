@@ -4,9 +4,8 @@ spaCy's own `nlp.pipe(n_process=2)` was measured 10x slower than one process her
 parent rebuilds every Doc the workers send back. So the papers are split between processes
 instead, and each worker ships back only its compact, picklable per-paper records.
 
-An extractor with corpus-level statistics exposes two phases, `read(papers)` (per paper, run in
-the workers) and `finish(reads)` (corpus statistics, run once in the parent); a plain callable
-extractor is split into chunks only when it declares `per_paper = True` (else it runs in one call).
+An extractor is split into chunks only when it declares `per_paper = True` (its answer for a paper
+depends on that paper alone); otherwise it may count corpus statistics over its input and runs in one call.
 """
 
 from __future__ import annotations
@@ -32,47 +31,43 @@ def extract(
     *,
     jobs: int = 1,
     progress: bool = False,
-    **finish_options: Any,
 ) -> list[Extraction]:
     """Every paper's Extraction, in input order, the same for any number of jobs."""
-    two_phase = callable(getattr(extractor, "read", None)) and callable(getattr(extractor, "finish", None))
-    if not two_phase and not getattr(extractor, "per_paper", False):
+    results: list[Extraction] = []
+    if not getattr(extractor, "per_paper", False):
         # An extractor that may count corpus statistics over its whole input must see it in one call.
         with _bar(len(papers), progress) as advance:
             results = extractor(papers)
             advance(len(papers))
         return results
-    step: Callable[[Sequence[Paper]], list] = extractor.read if two_phase else extractor  # type: ignore[attr-defined]
     ranges = [(i, min(i + CHUNK, len(papers))) for i in range(0, len(papers), CHUNK)]
-    results: list = []
     with _bar(len(papers), progress) as advance:
         if jobs <= 1 or len(ranges) < 2:
             for a, b in ranges:
-                results.extend(step(papers[a:b]))
+                results.extend(extractor(papers[a:b]))
                 advance(b - a)
         else:
-            for (a, b), chunk in zip(ranges, _in_workers(extractor, papers, ranges, jobs, two_phase)):
+            for (a, b), chunk in zip(ranges, _in_workers(extractor, papers, ranges, jobs)):
                 results.extend(chunk)
                 advance(b - a)
-    if two_phase:
-        return extractor.finish(results, **finish_options)  # type: ignore[attr-defined]
     return results
 
 
-def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int, two_phase: bool) -> Iterator[list]:
+def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int) -> Iterator[list]:
     """Results of each range, in order, computed by `jobs` worker processes."""
     import multiprocessing
 
     global _EXTRACTOR, _PAPERS
     methods = multiprocessing.get_all_start_methods()
+    context: Any
     if "fork" in methods:
         # Fork shares the already-built extractor (spaCy vocabulary, matchers) with the workers.
         _EXTRACTOR, _PAPERS = extractor, papers
         context = multiprocessing.get_context("fork")
-        tasks: list = [(a, b, two_phase, None) for a, b in ranges]
+        tasks: list = [(a, b, None) for a, b in ranges]
     else:  # pragma: no cover - spawn platforms (macOS, Windows) rebuild the extractor by pickling it
         context = multiprocessing.get_context("spawn")
-        tasks = [(a, b, two_phase, papers[a:b]) for a, b in ranges]
+        tasks = [(a, b, papers[a:b]) for a, b in ranges]
     try:
         with context.Pool(processes=jobs, initializer=_init, initargs=(None if "fork" in methods else extractor,)) as pool:
             yield from pool.imap(_work, tasks)
@@ -86,10 +81,9 @@ def _init(extractor: Any) -> None:
         _EXTRACTOR = extractor
 
 
-def _work(task: tuple[int, int, bool, Sequence[Paper] | None]) -> list:
-    a, b, two_phase, chunk = task
-    papers = chunk if chunk is not None else _PAPERS[a:b]
-    return _EXTRACTOR.read(papers) if two_phase else _EXTRACTOR(papers)
+def _work(task: tuple[int, int, Sequence[Paper] | None]) -> list:
+    a, b, chunk = task
+    return _EXTRACTOR(chunk if chunk is not None else _PAPERS[a:b])
 
 
 @contextmanager

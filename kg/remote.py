@@ -13,10 +13,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .defaults import PUSH_BATCH, PUSH_TIMEOUT, QUERY_TIMEOUT
 from .errors import QueryError, UsageError
 from .results import Results, from_sparql_json
 
-BATCH = 20_000  # triples per INSERT DATA request: about 2–3 MB of N-Triples
+BATCH = PUSH_BATCH
 
 
 def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
@@ -25,7 +26,7 @@ def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float)
         raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
     req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type, "Accept": accept})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (the user names the endpoint)
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.read(), resp.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode("utf-8", "replace").strip().splitlines()
@@ -42,7 +43,7 @@ def push(
     graph_iri: str | None = None,
     replace: bool = False,
     batch: int = BATCH,
-    timeout: float = 300.0,
+    timeout: float = PUSH_TIMEOUT,
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Load a graph file into a SPARQL 1.1 store with batched INSERT DATA; return the triples sent.
@@ -51,7 +52,7 @@ def push(
     """
     import pyoxigraph as ox
 
-    from .rdf import read_triples
+    from .graphio import read_triples
 
     if graph_iri is not None and not graph_iri.partition(":")[0].isalpha():
         raise UsageError(f"--graph {graph_iri!r} must be an absolute IRI such as https://example.org/graph/icml2024")
@@ -79,10 +80,10 @@ def run_remote(
     params: Mapping[str, Any],
     *,
     graph_iri: str | None = None,
-    timeout: float = 60.0,
+    timeout: float = QUERY_TIMEOUT,
 ) -> Results:
     """Run a named query on a SPARQL endpoint, its parameters bound by a VALUES block."""
-    from .query import bind
+    from .catalog import bind
     from .sparql import form, is_update, with_values
 
     if is_update(q.text):
@@ -100,7 +101,7 @@ def run_remote(
 
 
 def send(
-    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float = 60.0, name: str = "query", graph: bool = False
+    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT, name: str = "query", graph: bool = False
 ) -> Results:
     """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer."""
     import pyoxigraph as ox

@@ -19,8 +19,7 @@ from typing import Any, Iterable, Mapping
 from .atomic import atomic_write
 from .errors import QueryError, UsageError
 from .resources import data_path
-from .views import DEFAULT_MAX_NODES, VIEWS, GraphIndex, View, concepts_view, limit, neighbourhood
-from .views import papers_view, result_view, size
+from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 
 # Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
 # the bundled scheme declares 24 top concepts.
@@ -110,7 +109,7 @@ def build_view(
 ) -> View:
     """The View that `render` draws, before it becomes HTML."""
     triples, name = _triples(graph)
-    index = GraphIndex(triples)
+    index = Scene(triples)
     if query is not None:
         chosen = result_view(index, run_construct(triples, query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
@@ -257,7 +256,7 @@ def _triples(graph: Any) -> tuple[list, str]:
     from .build import Built
 
     if isinstance(graph, (str, Path)):
-        from .rdf import read_triples
+        from .graphio import read_triples
 
         return read_triples(graph), Path(graph).name
     if isinstance(graph, Built):

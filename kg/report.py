@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from .analyze import Analysis, compute
 from .atomic import atomic_write
-from .network import Facts
+from .facts import Facts
 
 TOP = 20  # concepts in the bar chart and tables
 HEAT = 15  # concepts in the co-occurrence heat map
@@ -101,7 +101,7 @@ def _chart_section(key: str, title: str, caption: str, svg: str | None) -> str:
 
 def _areas(facts: Facts) -> list[tuple[str, int]]:
     counts: Counter[str] = Counter()
-    for paper, concepts in facts.concepts_of().items():
+    for concepts in facts.concepts_of().values():
         counts.update({root for c in concepts for root in facts.roots(c)})
     return [(facts.label(a), n) for a, n in sorted(counts.items(), key=lambda x: (-x[1], facts.label(x[0])))]
 
@@ -181,9 +181,7 @@ def _heat_svg(facts: Facts, concepts: list[str]) -> str | None:
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    from .network import cooccurrence
-
-    pairs = cooccurrence(facts)
+    pairs = facts.pairs()
     size = len(concepts)
     matrix = np.zeros((size, size))
     for i, a in enumerate(concepts):
@@ -223,7 +221,7 @@ def _communities(result: Analysis) -> str:
     )
     body = f"<ol class=\"communities\">{items}</ol>" if groups else "<p class=\"note\">No two concepts share a paper yet.</p>"
     if alone:
-        body += f"<p class=\"note\">Concepts in a community of their own: {', '.join(_e(facts.concepts[c]) for c in sorted(alone, key=facts.concepts.get))}.</p>"
+        body += f"<p class=\"note\">Concepts in a community of their own: {', '.join(_e(facts.concepts[c]) for c in sorted(alone, key=lambda c: facts.concepts[c]))}.</p>"
     caption = "Louvain communities of the co-occurrence graph (fixed seed), members by PageRank."
     return f"<section id=\"communities\">\n<h2>Communities</h2>\n<p class=\"note\">{_e(caption)}</p>\n{body}\n</section>"
 

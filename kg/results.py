@@ -14,7 +14,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator
 from xml.sax.saxutils import escape, quoteattr
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from .vocabulary import XSD
+
 RESULT_FORMATS = ("table", "csv", "tsv", "json", "xml")  # SELECT and ASK
 GRAPH_FORMATS = ("ttl", "nt")  # CONSTRUCT and DESCRIBE
 MEDIA_TYPES: dict[str, str] = {
@@ -117,7 +118,7 @@ class Results:
     def column(self, name: str) -> list[Any]:
         """The Python values of one variable, row by row."""
         i = self.variables.index(name)
-        return [row[i].python() if row[i] is not None else None for row in self.rows]
+        return [None if (t := row[i]) is None else t.python() for row in self.rows]
 
     def to_dataframe(self):  # -> pandas.DataFrame
         """The rows as a pandas DataFrame (needs pandas installed)."""
@@ -219,7 +220,7 @@ def _tsv(r: Results) -> bytes:
 
 def compact(value: str) -> str:
     """Shorten an IRI with the kg prefixes, for people."""
-    from .rdf import Namespaces
+    from .vocabulary import Namespaces
 
     for prefix, ns in Namespaces().prefixes().items():
         if value.startswith(ns) and len(value) > len(ns):
@@ -254,7 +255,7 @@ def _html(r: Results) -> bytes:
     head = "".join(f"<th>{escape(v)}</th>" for v in r.variables)
     rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _cells(r, 200))
     note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
-    return f"<p>{len(r.rows)} rows</p>{note}<table><tr>{head}</tr>{rows}</table>".encode("utf-8")
+    return f"<p>{len(r.rows)} rows</p>{note}<table><tr>{head}</tr>{rows}</table>".encode()
 
 
 _WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html}
@@ -263,7 +264,7 @@ _WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _tabl
 def _rdf(triples: tuple, fmt: str) -> bytes:
     import pyoxigraph as ox
 
-    from .rdf import Namespaces
+    from .vocabulary import Namespaces
 
     out = io.BytesIO()
     if fmt == "ttl":
@@ -280,7 +281,7 @@ def from_sparql_json(data: dict) -> Results:
     variables = tuple(data.get("head", {}).get("vars", []))
     rows = []
     for b in data.get("results", {}).get("bindings", []):
-        row = []
+        row: list[Term | None] = []
         for v in variables:
             d = b.get(v)
             if d is None:

@@ -9,11 +9,10 @@ from typing import Iterable
 
 from .errors import SchemeError
 from .resources import data_path
+from .vocabulary import KG, OWL, RDF, SKOS
 
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-OWL_VERSION = "http://www.w3.org/2002/07/owl#versionInfo"
-KG = "https://w3id.org/kg/ontology#"
+RDF_TYPE = RDF + "type"
+OWL_VERSION = OWL + "versionInfo"
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import KgError, UsageError
 from .results import GRAPH_FORMATS, MEDIA_TYPES
 
-DEFAULT_TIMEOUT = 10.0  # seconds a query may run
-DEFAULT_MAX_ROWS = 10_000
+DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
+DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
 MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
 _ACCEPT: dict[str, str] = {
     "application/sparql-results+json": "json", "application/json": "json",
@@ -76,10 +77,10 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int, Any]:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, and
     the persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory)."""
-    from .store import fresh_folder, open_store
+    from .store import open_version
 
-    store = open_store(graph, memory=memory)
-    return store, max_rows, None if memory else fresh_folder(graph)
+    store, folder = open_version(graph, memory=memory)  # one version: the store and its side files agree
+    return store, max_rows, folder
 
 
 def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:

@@ -78,9 +78,9 @@ def with_values(text: str, bindings: dict[str, str]) -> str:
     for at, names in _subquery_groups(text, set(bindings)):
         inserts.append((at, {k: v for k, v in bindings.items() if k in names}))
     for at, bound in sorted(inserts, key=lambda x: x[0], reverse=True):
-        names = " ".join(f"?{k}" for k in bound)
+        variables = " ".join(f"?{k}" for k in bound)
         values = " ".join(bound.values())
-        text = f"{text[:at]}\n  VALUES ({names}) {{ ({values}) }}\n{text[at:]}"
+        text = f"{text[:at]}\n  VALUES ({variables}) {{ ({values}) }}\n{text[at:]}"
     return text
 
 

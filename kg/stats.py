@@ -17,9 +17,11 @@ fabio:ResearchPaper), `skos:broader*` reflexive, pairs ordered by the string of 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
-from .rdf import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
+from .facts import closure
+from .facts import pair_counts as facts_pair_counts
+from .vocabulary import DCTERMS, FABIO, RDF, RDFS, SKOS, XSD
 
 # The named graph of the counts: a kg IRI no graph file uses (stores only, never written out).
 STATS_GRAPH = "https://w3id.org/kg/stats"
@@ -34,7 +36,7 @@ PREDICATES = (DCTERMS + "subject", FABIO + "hasPublicationYear", SKOS + "broader
 STRINGS = (XSD + "string", RDF + "langString")
 
 
-def read_facts(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objects}}, for PREDICATES
+def read_terms(quads: Iterable) -> dict[str, dict]:  # predicate -> {subject: {objects}} as RDF terms, for PREDICATES
     from pyoxigraph import DefaultGraph
 
     wanted: dict[str, dict] = {p: defaultdict(set) for p in PREDICATES}
@@ -53,28 +55,10 @@ def store_quads(store) -> Iterator:
         yield from store.quads_for_pattern(None, ox.NamedNode(predicate), None, ox.DefaultGraph())
 
 
-def _closure(broader: dict) -> Callable[[Any], frozenset]:
-    """`skos:broader*` from each term: itself and everything above it (cycles allowed)."""
-    memo: dict = {}
-
-    def up(term) -> frozenset:
-        if term not in memo:
-            seen, todo = {term}, [term]
-            while todo:
-                for parent in broader.get(todo.pop(), ()):
-                    if parent not in seen:
-                        seen.add(parent)
-                        todo.append(parent)
-            memo[term] = frozenset(seen)
-        return memo[term]
-
-    return up
-
-
 def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
     """(direct, total, per (concept, year), per (a, b) pair) paper counts."""
     subjects, years = facts[DCTERMS + "subject"], facts[FABIO + "hasPublicationYear"]
-    up = _closure(facts[SKOS + "broader"])
+    up = closure(facts[SKOS + "broader"])
     direct: Counter = Counter()
     total: Counter = Counter()
     trend: Counter = Counter()
@@ -89,11 +73,7 @@ def _count(facts: dict[str, dict]) -> tuple[Counter, Counter, Counter, Counter]:
 
 def pair_counts(subjects: dict) -> Counter:
     """Per pair (a, b) of subjects with STR(a) < STR(b), the number of resources about both (co-occurrence.rq)."""
-    pairs: Counter = Counter()
-    for concepts in subjects.values():
-        ordered = sorted(concepts, key=lambda t: t.value)
-        pairs.update((a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :] if a.value < b.value)
-    return pairs
+    return facts_pair_counts(subjects.values(), key=lambda t: t.value)
 
 
 def stats_quads(facts: dict[str, dict]) -> Iterator:
@@ -164,14 +144,14 @@ def add(store, counted: list | None = None) -> None:
     graph = ox.NamedNode(STATS_GRAPH)
     if store.contains_named_graph(graph):
         store.remove_graph(graph)
-    store.bulk_extend(counted if counted is not None else list(stats_quads(read_facts(store_quads(store)))))
+    store.bulk_extend(counted if counted is not None else list(stats_quads(read_terms(store_quads(store)))))
 
 
 def count_file(path: str, fmt) -> tuple[list, dict[str, dict]]:  # fmt: pyoxigraph.RdfFormat
     """The statistics quads of a graph file, counted from a parse of it, and the facts read for them."""
     import pyoxigraph as ox
 
-    facts = read_facts(ox.parse(path=path, format=fmt))
+    facts = read_terms(ox.parse(path=path, format=fmt))
     return list(stats_quads(facts)), facts
 
 

@@ -1,28 +1,40 @@
 """A persisted pyoxigraph store beside each graph file, so queries do not parse the Turtle again.
 
-`graphs/icml2024.ttl` gets `graphs/icml2024.oxigraph/`, stamped with the size and modification
-time of the Turtle it was loaded from; a changed file rebuilds it. The store is built in a
-temporary folder and renamed into place, so a failed or concurrent build never leaves a half store.
+`graphs/icml2024.ttl` gets `graphs/icml2024.oxigraph/`, which holds versions of the store, each
+stamped with the size and modification time of the graph file it was loaded from, and `current`,
+a symbolic link to the newest. A changed graph file gets a new version:
+
+* Building is locked (`build.lock`): of several processes that find no fresh store, one builds
+  and the others wait for it and then use its store.
+* A version is built in a temporary folder and published by replacing the `current` link in one
+  rename, so a failed build leaves no half store and a reader sees a whole version or none.
+* A reader opens one version and holds a shared lock on it (`readers.lock`) while it reads, so the
+  store and its side files (kg.textindex, kg.tables) come from one version: a `kg serve --on-disk`
+  worker answers from the version it opened until it restarts. A build removes older versions that
+  no reader holds.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
-import sqlite3
+import sys
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Any
 
-from . import __version__
+from .defaults import VERSION as __version__
 from .errors import InputError
-from .rdf import FORMATS, format_for
+from .graphio import FORMATS, format_for
 from .stats import VERSION as STATS_VERSION
 
 STAMP = "kg-source.json"
-TEXT_INDEX = "text.sqlite"  # kg.textindex, beside the database in the store folder
+TEXT_INDEX = "text.sqlite"  # kg.textindex, beside the database in a version's folder
+CURRENT = "current"  # the link to the newest version
+READERS = "readers.lock"  # shared-locked by each process reading a version
+_HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (and shared-locked) for this process
 
 
 def store_dir(graph: str | Path) -> Path:
@@ -37,33 +49,65 @@ def _stamp(graph: Path) -> dict:
     return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__, "stats": STATS_VERSION}
 
 
+def _current(graph: Path) -> Path | None:
+    """The folder of the newest version when it was loaded from the graph file as it is now, else None."""
+    try:
+        version = (store_dir(graph) / CURRENT).resolve(strict=True)
+        if json.loads((version / STAMP).read_text(encoding="utf-8")) == _stamp(graph):
+            return version
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def is_fresh(graph: str | Path) -> bool:
     """True when the persisted store exists and was loaded from the graph file as it is now."""
-    graph = Path(graph)
-    try:
-        return json.loads((store_dir(graph) / STAMP).read_text(encoding="utf-8")) == _stamp(graph)
-    except (OSError, ValueError):
-        return False
+    return _current(Path(graph)) is not None
 
 
 def ensure_store(graph: str | Path) -> Path:
-    """Build (or rebuild, when the graph file changed) the persisted store and return its folder."""
+    """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
+    graph = Path(graph)
+    if not graph.is_file():
+        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
+    found = _current(graph)
+    if found is not None:
+        return found
+    base = store_dir(graph)
+    if base.is_dir() and not (base / CURRENT).is_symlink() and (base / STAMP).exists():
+        shutil.rmtree(base)  # a store of the layout before versions
+    base.mkdir(exist_ok=True)
+    with (base / "build.lock").open("ab") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same store: wait for it
+        found = _current(graph)  # ... and use what it built
+        if found is None:
+            try:
+                found = _build(graph, base)
+            except BaseException:
+                if not (base / CURRENT).is_symlink():
+                    shutil.rmtree(base, ignore_errors=True)  # a first build failed: leave no store folder
+                raise
+        _remove_unread(base, keep=found)
+    return found
+
+
+def _build(graph: Path, base: Path) -> Path:
+    """Load the graph into a new version folder and make it the current one."""
     from concurrent.futures import ThreadPoolExecutor
 
     import pyoxigraph as ox
 
-    from .stats import add as add_stats, count_file
-    from .tables import FILE as TABLES, write as write_tables
-    from .textindex import read_texts, write as write_text_index
+    from .stats import add as add_stats
+    from .stats import count_file
+    from .tables import FILE as TABLES
+    from .tables import write as write_tables
+    from .textindex import read_texts
+    from .textindex import write as write_text_index
 
-    graph = Path(graph)
-    if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
-    target = store_dir(graph)
-    if is_fresh(graph):
-        return target
     stamp = _stamp(graph)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=graph.parent))
+    if sys.stderr.isatty():
+        print(f"kg: loading {graph} into its query store {base} (once per version of the graph)…", file=sys.stderr, flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="v-", suffix=".tmp", dir=base))
     try:
         store = ox.Store(str(tmp / "db"))
         fmt = getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0])
@@ -78,73 +122,76 @@ def ensure_store(graph: str | Path) -> Path:
                 raise InputError(f"{graph}: not valid RDF ({exc})") from None
         add_stats(store, counted)
         # Compact what bulk_load left as dozens of level-0 files, each of which every read had to
-        # check: at 100k papers the portable queries ran 5-9x faster afterwards (search 23 s -> 5 s,
-        # papers-by-concept 13 s -> 1.8 s), for 18 s once here.
+        # check: at 100k papers the portable queries ran 5-9x faster afterwards.
         store.optimize()
-        # The trigram index of titles and abstracts that narrows `search` (kg.textindex), read after
-        # the compaction (100k papers: 4 s, against 15 s before it) and written beside the database.
+        # The trigram index of titles and abstracts that narrows `search` (kg.textindex).
         texts = read_texts(store)
         if texts is not None:
             write_text_index(tmp / TEXT_INDEX, texts)
         # The long listings' answers (kg.tables): the default runs of the queries, and tables for three listings.
         write_tables(tmp / TABLES, store, facts)
         store.flush()
-        del store  # closes the database before the folder moves
+        del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
-        _swap_in(tmp, target)
+        (tmp / READERS).touch()
+        version = tmp.with_name(tmp.name.removesuffix(".tmp"))
+        os.rename(tmp, version)
+        link = base / f".{CURRENT}.{os.getpid()}"
+        link.unlink(missing_ok=True)
+        link.symlink_to(version.name)
+        os.replace(link, base / CURRENT)  # the switch: one rename
+        return version
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
-@contextmanager
-def scratch_sqlite(path: Path) -> Iterator[sqlite3.Connection]:
-    """A new SQLite file in a store's temporary folder (kg.textindex, kg.tables), committed and closed at the end.
+def _remove_unread(base: Path, keep: Path) -> None:
+    """Remove the versions other than `keep` that no process reads (called under the build lock)."""
+    for folder in base.iterdir():
+        if folder == keep or not folder.is_dir() or folder.is_symlink() or not folder.name.startswith("v-"):
+            continue
+        if str(folder) in _HELD:
+            continue
+        try:
+            with (folder / READERS).open("ab") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(folder, ignore_errors=True)
+        except BlockingIOError:
+            continue  # a reader still has it open: the next build removes it
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)  # a failed build's leftovers
 
-    The folder is thrown away if the build fails, so the file is written without journal or fsync.
+
+def _hold(version: Path) -> None:
+    """Take a shared lock on a version, so no build removes it while this process reads it.
+
+    One version of a store is held per process: opening a newer one lets go of the older (a process
+    that keeps a store open, a `kg serve` worker, opens it once).
     """
-    path.unlink(missing_ok=True)
-    db = sqlite3.connect(path)
-    try:
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        yield db
-        db.commit()
-    finally:
-        db.close()
-
-
-def _swap_in(new: Path, target: Path) -> None:
-    """Rename `new` to `target`; an old store is moved aside first (a folder cannot be renamed over)."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except OSError:
-        if old is not None and not target.exists():
-            os.replace(old, target)  # someone else's store won or ours failed: keep a working one
-            old = None
-        if not is_fresh_dir(target):
-            raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def is_fresh_dir(target: Path) -> bool:
-    return (target / STAMP).is_file()
+    if str(version) in _HELD:
+        return
+    for other in [v for v in _HELD if Path(v).parent == version.parent]:
+        _HELD.pop(other).close()
+    stream = (version / READERS).open("ab")
+    fcntl.flock(stream, fcntl.LOCK_SH)
+    _HELD[str(version)] = stream
 
 
 def fresh_folder(graph: str | Path) -> Path | None:
-    """The folder of the graph's persisted store when it is fresh (for its side files, see kg.query.run_store), else None."""
-    return store_dir(graph) if is_fresh(graph) else None
+    """The folder of the graph's fresh store version (for its side files, see kg.query.run_store), else None."""
+    return _current(Path(graph))
 
 
 def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Store
-    """A pyoxigraph store for a graph file: the persisted one (read-only), or the file loaded in memory.
+    """A pyoxigraph store for a graph file: the persisted one (read-only), or the file loaded in memory."""
+    return open_version(graph, memory=memory)[0]
 
-    Memory when asked (queries ran 2-7x faster in memory at 21k papers, but loading took 4.7 s
+
+def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path | None]:
+    """A pyoxigraph store for a graph file and the folder of the version it reads (None in memory).
+
+    The persisted store (read-only, one version held for this process), or the file loaded in
+    memory: when asked (queries ran 2-7x faster in memory at 21k papers, but loading took 4.7 s
     against 0.02 s to open the persisted store), or when the folder beside the graph cannot be
     written (a read-only checkout).
     """
@@ -158,8 +205,12 @@ def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Sto
     try:
         if memory:
             raise OSError("in memory")
-        folder = ensure_store(graph)
-        return ox.Store.read_only(str(folder / "db"))
+        for _ in range(3):  # a build may remove a version between finding and holding it: find again
+            version = ensure_store(graph)
+            _hold(version)
+            if (version / STAMP).is_file():
+                return ox.Store.read_only(str(version / "db")), version
+        raise OSError(f"{store_dir(graph)}: versions keep changing")
     except InputError:
         raise
     except OSError:
@@ -169,4 +220,4 @@ def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Sto
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
         add_stats(store)
-        return store
+        return store, None

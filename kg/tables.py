@@ -11,7 +11,7 @@ SQLite file, made when the store is built and replaced with it, with two things 
   block included). `kg.query.run_store` reads the rows back when it is about to run that same
   text, so they are the engine's rows by construction.
 * **listing**: tables of the facts kg.stats reads from the graph file anyway (subjects, broader,
-  labels, years, identifiers, pair counts), from which `queries/_sqlite-NAME.sql` answers
+  labels, years, identifiers, pair counts), from which `queries/NAME.sql` (beside `NAME.rq`) answers
   papers-by-concept, bridging-papers and co-occurrence for any parameter value. A recursive query
   gives the roll-up (`skos:broader*`, cycles included); integer positions give the portable
   queries' orders. Written only when those orders can be reproduced outside the engine: papers and
@@ -34,10 +34,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Mapping
 
-from .rdf import DCTERMS, FABIO, RDFS, SKOS, XSD
 from .resources import data_path
 from .results import Results, Term
 from .stats import pair_counts
+from .vocabulary import DCTERMS, FABIO, RDFS, SKOS, XSD
 
 FILE = "tables.sqlite"
 _SCHEMA = (
@@ -69,9 +69,11 @@ def key(text: str) -> str:
 
 def write(path: Path, store, facts: dict[str, dict]) -> None:
     """Write the tables for a store (its default answers) and the facts of its graph file (the listing)."""
+    from .atomic import scratch_sqlite
+    from .catalog import catalog
+    from .engine import final_text
+    from .engine import run as run_store
     from .errors import KgError
-    from .query import catalog, final_text, run_store
-    from .store import scratch_sqlite
 
     ids: dict[Term, int] = {}
 
@@ -94,10 +96,10 @@ def write(path: Path, store, facts: dict[str, dict]) -> None:
         listing = _listing(facts)
         if listing is not None:
             tables, answers = listing
-            for table, rows in tables.items():
-                if rows:
-                    db.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})",
-                                   ([tid(v) if isinstance(v, Term) else v for v in row] for row in rows))
+            for table, table_rows in tables.items():
+                if table_rows:
+                    db.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(table_rows[0]))})",
+                                   ([tid(v) if isinstance(v, Term) else v for v in row] for row in table_rows))
             db.executemany("INSERT INTO meta VALUES (?, 1)", ((f"answers:{name}",) for name in answers))
         db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", ((i, t.kind, t.value, t.datatype, t.lang) for t, i in ids.items()))
         for statement in _INDEXES:
@@ -143,7 +145,7 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
     uniform = all(isinstance(v, ox.Literal) for v in label_of.values()) and len({(v.datatype.value, v.language) for v in label_of.values()}) <= 1
     rank = {text: i for i, text in enumerate(sorted({v.value for v in label_of.values()}))} if uniform else {}
     concept_rows = [(term(c), term(label_of[c]), i, rank.get(label_of[c].value)) for i, c in enumerate(sorted(pref, key=lambda c: c.value))]
-    tables = {
+    tables: dict[str, list[tuple]] = {
         "paper": paper_rows,
         "concept": concept_rows,
         "subject": [(term(p), term(c)) for p in papers for c in subjects[p]],
@@ -156,7 +158,7 @@ def _listing(facts: dict[str, dict]) -> tuple[dict[str, list[tuple]], list[str]]
 
 def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows: int | None, *, listing: bool) -> Results | None:
     """The rows of the query `text` (query `name`, parameters `terms`) from the tables, None when they do not hold them;
-    `listing`: `name` is the shipped query, so its `_sqlite-NAME.sql` may answer."""
+    `listing`: `name` is the shipped query, so its `NAME.sql` may answer."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error:
@@ -166,7 +168,7 @@ def answer(path: Path, name: str, text: str, terms: Mapping[str, Term], max_rows
         if found is not None:
             variables, rows = tuple(json.loads(found[0])), json.loads(found[1])
         else:
-            sql = data_path("queries") / f"_sqlite-{name}.sql"
+            sql = data_path("queries") / f"{name}.sql"
             if not listing or not sql.is_file() or not db.execute("SELECT 1 FROM meta WHERE key = ?", (f"answers:{name}",)).fetchone():
                 return None
             values = _sql_values(terms)

@@ -60,7 +60,7 @@ def read_texts(store) -> list[tuple[str, str]] | None:
 
 def write(path: Path, texts: Sequence[tuple[str, str]]) -> None:
     """Write the index of `texts` (from `read_texts`) as a new SQLite file at `path`."""
-    from .store import scratch_sqlite
+    from .atomic import scratch_sqlite
 
     with scratch_sqlite(path) as db:
         for statement in _SCHEMA:
@@ -80,9 +80,9 @@ def _nul_free(text: str) -> str:
 
 def candidates(store, path: Path, words: str) -> list[str] | None:
     """Sorted IRIs of the papers whose text may contain `words`, or None when the index cannot narrow."""
-    from .sparql import with_values
-
     import pyoxigraph as ox
+
+    from .sparql import with_values
 
     lowered = next(iter(store.query(with_values(internal_query("lowercase"), {"words": str(ox.Literal(words))}))))[0]
     phrase = _nul_free(lowered.value)

@@ -4,10 +4,11 @@ What an update keeps stable: every triple already in the graph stays as it is, i
 existing papers keep the scores they got when they were built. Only papers that are new (an id
 the graph does not have) or changed (same id, different abstract: compared by a hash of the
 stored abstract) are extracted. A changed paper's old triples (the paper and its annotations) are
-dropped and the paper is added again. New papers are scored against the whole corpus where the
-extractor uses corpus statistics: it is given, as background, how many papers of the graph have
-an annotation of each concept. A full rebuild can therefore give slightly different scores from
-a sequence of updates; it is the reference.
+dropped and the paper is added again. New papers are extracted by themselves, with no statistics
+of the papers already in the graph: when every concept of the scheme has a bundled corpus prior
+(the default scheme), a paper's links depend on that paper alone and match a full rebuild's; with
+concepts that have none, their document frequencies are counted over the new papers only, and a
+full rebuild is the reference.
 
 Each update is its own `prov:Activity` (`prov:wasInformedBy` the earlier builds) and the new
 papers are `prov:wasGeneratedBy` it. Updating with inputs that are all in the graph already
@@ -22,17 +23,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import extract, ingest, parallel, rdf
+from . import extract, graphio, ingest, parallel, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write
 from .errors import InputError, UsageError
 from .index import digest
+from .vocabulary import DEFAULT_BASE, OA, Namespaces
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,15 @@ def update(
     extractor: str = "phrase",
     threshold: float | None = None,
     model: str | Path | None = None,
-    base: str = rdf.DEFAULT_BASE,
+    base: str = DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool = False,
 ) -> Updated:
     """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place."""
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
-    ns = rdf.Namespaces(base)
-    fmt = rdf.format_for(None, out)
+    ns = Namespaces(base)
+    fmt = graphio.format_for(None, out)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     if not graph.is_file():
@@ -98,7 +99,7 @@ def update(
             segments[paper.id] = iri[len(folder):]
         new.append(paper)
     taken = (iri[len(folder):] for iri in existing.digests if iri.startswith(folder))
-    segments.update(rdf.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
+    segments.update(triples.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
     unchanged = len(got.papers) - len(new)
     if not new:
         if out != graph:
@@ -110,16 +111,15 @@ def update(
             graph_index.write(out, existing, scanned)  # so that the next update need not scan the graph
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold, model)
-    options = {"background": Counter(existing.background), "background_papers": len(existing.digests)} if _takes_background(run) else {}
-    extractions = parallel.extract(run, new, jobs=jobs, progress=progress, **options)
-    build = rdf.build_node(new, ns)
+    extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
+    build = triples.build_node(new, ns)
     added = [
-        *rdf.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
-        *rdf.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
+        *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
+        *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
     ]
-    if replaced or fmt not in graph_index.INDEXED or rdf.format_for(None, graph) != fmt:
+    if replaced or fmt not in graph_index.INDEXED or graphio.format_for(None, graph) != fmt:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
-        kept = _without(rdf.read_triples(graph), replaced)
+        kept = _without(graphio.read_triples(graph), replaced)
         stamped = _rewrite(out, kept, added, fmt, ns)
         graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
     else:
@@ -128,20 +128,11 @@ def update(
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems)
 
 
-def _takes_background(run: object) -> bool:
-    import inspect
-
-    finish = getattr(run, "finish", None)
-    if not callable(finish) or not callable(getattr(run, "read", None)):
-        return False
-    return "background" in inspect.signature(finish).parameters
-
-
 def _without(triples: list, papers: set[str]) -> list:
     """The triples minus those of the given papers and of their annotations (targets, selectors)."""
     if not papers:
         return triples
-    oa = rdf.OA
+    oa = OA
     targets = {t.subject.value for t in triples if t.predicate.value == oa + "hasSource" and t.object.value in papers}
     gone = set(papers) | targets
     for t in triples:
@@ -151,7 +142,7 @@ def _without(triples: list, papers: set[str]) -> list:
     return [t for t in triples if t.subject.value not in gone]
 
 
-def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
+def _append(graph: Path, out: Path, added: list, fmt: str, ns: Namespaces) -> dict | None:
     """Write the graph's own bytes, then the new triples (their @prefix lines dropped: the file has them).
 
     Returns the stamp of the file written, for its index.
@@ -159,7 +150,7 @@ def _append(graph: Path, out: Path, added: list, fmt: str, ns: rdf.Namespaces) -
     import io
 
     buffer = io.BytesIO()
-    rdf.write(added, buffer, fmt, ns=ns)
+    graphio.write(added, buffer, fmt, ns=ns)
     lines = buffer.getvalue().splitlines(keepends=True)
     skip = 0
     while skip < len(lines) and lines[skip].startswith(b"@prefix "):
@@ -203,7 +194,7 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return stream.read(1) == b"\n"
 
 
-def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: rdf.Namespaces) -> dict | None:
+def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: Namespaces) -> dict | None:
     with atomic_write(out) as stream:
-        rdf.write([*kept, *added], stream, fmt, ns=ns)
+        graphio.write([*kept, *added], stream, fmt, ns=ns)
         return graph_index.stamp_written(stream, out)

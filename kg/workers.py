@@ -17,8 +17,8 @@ import queue
 import subprocess
 import sys
 import threading
-from multiprocessing.connection import Connection
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 
@@ -79,6 +79,7 @@ class _Duplex:
 class _Worker:
     def __init__(self, spec: tuple) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "kg.workers"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout is not None and self.proc.stdin is not None  # both are pipes (PIPE above)
         self.conn = _Duplex(os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stdin.fileno()))
         self.proc.stdout.close()
         self.proc.stdin.close()

@@ -9,4 +9,7 @@ python3 -m venv .venv
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "warning: could not install chromium; browser tests will be skipped" >&2
 fi
+# Lint and type check first (configured in pyproject.toml); either failing fails the run.
+.venv/bin/ruff check kg tests
+.venv/bin/mypy kg
 exec .venv/bin/python -m pytest "$@"

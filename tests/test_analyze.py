@@ -106,7 +106,7 @@ def test_sample_analysis_reads_back_with_sparql(sample_analyzed: Path) -> None:
 
 
 def test_analysis_adds_only_iris_and_keeps_the_input(sample_ttl: Path, sample_analyzed: Path) -> None:
-    from kg.rdf import read_triples
+    from kg.graphio import read_triples
 
     before = set(read_triples(sample_ttl))
     after = set(read_triples(sample_analyzed))

@@ -9,7 +9,8 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.rdf import DCTERMS, OA, PROV, read_triples
+from kg.graphio import read_triples
+from kg.vocabulary import DCTERMS, OA, PROV
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 

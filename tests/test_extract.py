@@ -215,7 +215,7 @@ def test_methods_and_datasets_in_rdf(tmp_path: Path):
     papers.write_text(json.dumps({"id": "q", "abstract": "We introduce *QORA*, an algorithm for offline reinforcement learning. Results on ImageNet."}) + "\n")
     import pyoxigraph as ox
 
-    from kg.rdf import read_triples
+    from kg.graphio import read_triples
 
     built = kg.build([papers], schemes=[SCHEME], default_scheme=False)
     store = ox.Store()

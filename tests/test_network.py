@@ -8,7 +8,7 @@ from itertools import combinations
 import pytest
 
 import kg
-from kg.network import read_facts
+from kg.facts import read_facts
 
 EX = "https://example.org/concept/"
 AREA = {"astronomy": ("quasar-lensing", "pulsar-timing", "nebula-mapping"), "biology": ("protein-folding", "gene-editing", "cell-imaging")}
@@ -69,7 +69,7 @@ def test_papers_view_is_the_subject_graph(sample_ttl) -> None:
 
 
 def test_views_accept_a_built_graph_and_triples(sample_built, sample_ttl) -> None:
-    from kg.rdf import read_triples
+    from kg.graphio import read_triples
 
     from_file = kg.to_networkx(sample_ttl, view="concepts")
     for source in (sample_built, read_triples(sample_ttl)):

@@ -19,8 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kg import ingest, rdf, scheme
+from kg import graphio, ingest, scheme
 from kg.extract import Extraction, Link, Mention, PhraseExtractor
+from kg.triples import triples as make_triples
+from kg.vocabulary import DCTERMS, DEFAULT_BASE
 
 from .conftest import FIXTURES
 
@@ -58,7 +60,7 @@ def ingested(records: list[dict[str, Any]]) -> tuple[ingest.Paper, ...]:
 
 def serialized(triples: list, fmt: str) -> bytes:
     buffer = io.BytesIO()
-    rdf.write(triples, buffer, fmt)
+    graphio.write(triples, buffer, fmt)
     return buffer.getvalue()
 
 
@@ -115,21 +117,21 @@ def test_any_records_round_trip_in_every_format_with_valid_iris(records: list[di
     concepts = sorted(tiny_scheme().concepts)
     extractions = [Extraction(p.id, mentions_for(data, p.abstract, concepts), p.abstract[:20]) for p in papers]
     # (the scheme's statements come as quads in the default graph: compare them as triples)
-    triples = [getattr(t, "triple", t) for t in rdf.triples(papers, extractions, tiny_scheme(), inputs=["p.jsonl"])]
+    triples = [getattr(t, "triple", t) for t in make_triples(papers, extractions, tiny_scheme(), inputs=["p.jsonl"])]
     expected = to_rdflib(triples)
     for fmt, parser in [("ttl", "turtle"), ("nt", "nt"), ("jsonld", "json-ld"), ("xml", "xml")]:
         data_ = serialized(triples, fmt)
         # pyoxigraph parses every format back to the very same set of triples (no blank nodes) ...
-        fmt_ = getattr(ox.RdfFormat, rdf.FORMATS[fmt][0])
+        fmt_ = getattr(ox.RdfFormat, graphio.FORMATS[fmt][0])
         assert {getattr(q, "triple", q) for q in ox.parse(data_, format=fmt_)} == set(triples), fmt
         # ... and so does an independent parser (rdflib; expat for RDF/XML, which enforces XML 1.0).
         assert isomorphic(Graph().parse(data=data_, format=parser), expected), fmt
     for t in triples:
         for term in (t.subject, t.predicate, t.object):
-            if isinstance(term, ox.NamedNode) and term.value.startswith(rdf.DEFAULT_BASE):
+            if isinstance(term, ox.NamedNode) and term.value.startswith(DEFAULT_BASE):
                 assert_valid_iri(term.value)  # minted by kg from text
     # Distinct ids never share a paper IRI.
-    paper_iris = {t.subject.value for t in triples if t.predicate.value == rdf.DCTERMS + "identifier"}
+    paper_iris = {t.subject.value for t in triples if t.predicate.value == DCTERMS + "identifier"}
     assert len(paper_iris) == len(papers)
 
 
@@ -162,7 +164,7 @@ def test_real_extraction_spans_are_exact_and_survive_turtle(parts: list[str]) ->
         assert 0 <= m.start < m.end <= len(abstract)
         assert abstract[m.start : m.end] == m.exact
     # The same holds for the selectors read back from the written Turtle.
-    triples = list(rdf.triples(papers, [extraction], tiny_scheme()))
+    triples = list(make_triples(papers, [extraction], tiny_scheme()))
     store = ox.Store()
     store.load(serialized(triples, "ttl"), format=ox.RdfFormat.TURTLE)
     rows = list(store.query(

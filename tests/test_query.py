@@ -16,9 +16,10 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
+from kg.graphio import read_triples
 from kg.query import catalog, from_text
-from kg.rdf import DCTERMS, SKOS, read_triples
-from kg.store import is_fresh, store_dir
+from kg.store import fresh_folder, is_fresh, store_dir
+from kg.vocabulary import DCTERMS, SKOS
 
 KGC = "https://w3id.org/kg/concept/"
 RL = KGC + "reinforcement-learning"
@@ -241,11 +242,11 @@ def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -
     shutil.copy(mini_ttl, graph)
     assert not is_fresh(graph)
     assert len(kg.query("top-concepts", graph=graph)) == 6
-    folder = store_dir(graph)
-    assert folder == tmp_path / "g.oxigraph" and is_fresh(graph)
+    folder = fresh_folder(graph)
+    assert folder is not None and folder.parent == store_dir(graph) == tmp_path / "g.oxigraph" and is_fresh(graph)
     built_at = (folder / "kg-source.json").stat().st_mtime_ns
     kg.query("top-concepts", graph=graph)
-    assert (folder / "kg-source.json").stat().st_mtime_ns == built_at  # reused, not rebuilt
+    assert fresh_folder(graph) == folder and (folder / "kg-source.json").stat().st_mtime_ns == built_at  # reused, not rebuilt
     # The Turtle changes: the store follows it.
     text = graph.read_text().replace('"diffusion model"@en', '"diffusion models"@en')
     time.sleep(0.01)
@@ -254,6 +255,8 @@ def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -
     labels = {r["label"] for r in kg.query("top-concepts", graph=graph)}
     assert "diffusion models" in labels and is_fresh(graph)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.oxigraph", "g.ttl"]  # no temporary folders left
+    # one version (the first, read by no other process, is gone), the link to it and the build lock
+    assert sorted(p.name for p in store_dir(graph).iterdir() if not p.name.startswith("v-")) == ["build.lock", "current"]
 
 
 def test_store_falls_back_to_memory_in_a_read_only_folder(mini_ttl: Path, tmp_path: Path) -> None:
@@ -346,7 +349,9 @@ def test_binding_inside_subqueries_changes_no_row(sample_analyzed_ttl: Path) -> 
     kg also binds them inside the subqueries that project them (kg.sparql._subquery_groups), which
     must only make the engine restrict earlier, never change the answer.
     """
-    from kg.query import _execute, _fast_text, bind, run_store
+    from kg.engine import execute as _execute
+    from kg.engine import fast_text as _fast_text
+    from kg.query import bind, run_store
     from kg.sparql import _subquery_groups, where_brace
     from kg.store import open_store
 

@@ -74,7 +74,7 @@ def _params(graph: Path) -> dict[str, dict]:
 def test_pushed_store_answers_the_named_queries_as_the_local_graph(oxigraph: str, sample_analyzed_ttl: Path) -> None:
     sample_ttl = sample_analyzed_ttl  # analysed, so related-concepts, communities and similar-papers have rows too
     n = kg.push(sample_ttl, f"{oxigraph}/update", batch=500)  # several batches
-    assert n == len(kg.rdf.read_triples(sample_ttl))
+    assert n == len(kg.graphio.read_triples(sample_ttl))
     params = _params(sample_ttl)
     for name in catalog():
         local = kg.query(name, params.get(name, {}), graph=sample_ttl)
@@ -94,7 +94,7 @@ def test_push_into_a_named_graph_with_the_cli(oxigraph: str, mini_ttl: Path) -> 
     # Pushing again with --replace does not duplicate anything.
     runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", f"{oxigraph}/update", "--graph", GRAPH_IRI, "--replace"])
     remote = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", endpoint=f"{oxigraph}/query", graph_iri=GRAPH_IRI)
-    assert remote.column("n") == [len(kg.rdf.read_triples(mini_ttl))]
+    assert remote.column("n") == [len(kg.graphio.read_triples(mini_ttl))]
 
 
 def test_remote_errors_are_one_line(oxigraph: str, mini_ttl: Path) -> None:

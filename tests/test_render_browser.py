@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from .conftest import HOSTILE_TITLE, synthetic_triples
 
 import kg
 from kg.cli import cli
+
+from .conftest import HOSTILE_TITLE, synthetic_triples
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -60,7 +61,7 @@ class Opened:
         self.page.wait_for_function("window.kgLayout && window.kgLayout.stabilized", timeout=settle_timeout * 1000)
         self.seconds = time.perf_counter() - started
 
-    def __enter__(self) -> "Opened":
+    def __enter__(self) -> Opened:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -332,9 +332,8 @@ def test_no_default_scheme_replaces_it(papers: Path) -> None:
 
 
 def test_cli_build_with_user_scheme(papers: Path, tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
     import rdflib
+    from click.testing import CliRunner
 
     from kg.cli import cli
 

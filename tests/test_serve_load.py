@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import sys
-import threading
 import time
 import urllib.parse
 from pathlib import Path

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.query import _execute, _fast_text, _bound, bind, catalog, resolve, run_store
-from kg.rdf import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
-from kg.results import Term
+from kg.engine import bound as _bound
+from kg.engine import execute as _execute
+from kg.engine import fast_text as _fast_text
+from kg.query import bind, catalog, resolve, run_store
 from kg.stats import STATS_GRAPH, has_stats
-from kg.store import STAMP, ensure_store, open_store, store_dir
+from kg.store import STAMP, ensure_store, open_store
+from kg.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 
 KGC = "https://w3id.org/kg/concept/"
 # Shipped queries with a local-store twin: `_stats-NAME.rq` (reads the counts) or `_oxigraph-NAME.rq` (reshaped).
@@ -99,7 +101,7 @@ def test_twins_give_the_portable_rows_in_order(which: str, sample_ttl: Path, tmp
 
 def test_counts_are_the_python_counts(mini_ttl: Path) -> None:
     """Independent of both queries: papers per concept rolled up, from the triples in Python."""
-    from kg.rdf import read_triples
+    from kg.graphio import read_triples
 
     triples = read_triples(mini_ttl)
     parents: dict[str, set[str]] = {}
@@ -145,18 +147,16 @@ def test_stats_are_recounted_when_the_graph_changes(mini_ttl: Path, tmp_path: Pa
 def test_a_store_built_without_stats_is_rebuilt(mini_ttl: Path, tmp_path: Path) -> None:
     graph = tmp_path / "g.ttl"
     shutil.copy(mini_ttl, graph)
-    ensure_store(graph)
-    stamp = store_dir(graph) / STAMP
+    stamp = ensure_store(graph) / STAMP
     old = json.loads(stamp.read_text())
     del old["stats"]  # what a store of an earlier kg has
     stamp.write_text(json.dumps(old))
-    ensure_store(graph)
-    assert json.loads(stamp.read_text())["stats"] and has_stats(open_store(graph))
+    assert json.loads((ensure_store(graph) / STAMP).read_text())["stats"] and has_stats(open_store(graph))
 
 
 def test_the_stats_graph_stays_out_of_the_default_graph(mini_ttl: Path) -> None:
     """Ad-hoc queries see the graph file's triples only; the counts live in their own named graph."""
-    n = len(kg.rdf.read_triples(mini_ttl))
+    n = len(kg.graphio.read_triples(mini_ttl))
     assert kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", graph=mini_ttl).column("n") == [n]
     graphs = kg.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", graph=mini_ttl).column("g")
     assert graphs == [STATS_GRAPH]

@@ -98,7 +98,7 @@ def test_default_answers_are_stored_and_equal_the_engine(which: str, sample_ttl:
         assert store.asked == [], q.name  # read back, nothing run
         assert ours == run_store(store.store, q), q.name
     assert run_store(store, resolve("proposed-methods"), folder=folder).rows  # not vacuous
-    # other parameter values run in the engine (unless a _sqlite- twin answers them), and agree with it
+    # other parameter values run in the engine (unless a NAME.sql answers them), and agree with it
     store.asked.clear()
     top = run_store(store.store, resolve("top-concepts")).rows[0][0].value
     assert run_store(store, resolve("trend"), {"concept": top}, folder=folder) == run_store(store.store, resolve("trend"), {"concept": top})

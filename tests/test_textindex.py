@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kg
 from kg import textindex
 from kg.query import NamedQuery, resolve, run_store
-from kg.store import TEXT_INDEX, ensure_store, fresh_folder, open_store, store_dir
+from kg.store import TEXT_INDEX, ensure_store, fresh_folder, open_store
 
 # Titles and abstracts that trip lowercasing and tokenizing: Unicode that changes length when
 # lowercased (İ), final sigma, ß, quotes, a character Python 3.11's str.lower leaves alone but
@@ -42,7 +42,7 @@ def _graph(folder: Path, papers: list[tuple[str | None, str]], extra: str = "") 
     """A Turtle file of papers (identifier, label, year, title when not None, abstract)."""
     import pyoxigraph as ox
 
-    from kg.rdf import DCTERMS, FABIO, RDF, RDFS
+    from kg.vocabulary import DCTERMS, FABIO, RDF, RDFS
 
     N, L = ox.NamedNode, ox.Literal
     triples = []
@@ -135,7 +135,7 @@ def test_candidates_hold_every_match_of_any_text(tmp_path: Path, monkeypatch: py
     """Any Unicode (NUL, surrogate-free) in titles, abstracts and phrases: the candidates hold every match."""
     import pyoxigraph as ox
 
-    from kg.rdf import DCTERMS, FABIO, RDF, RDFS
+    from kg.vocabulary import DCTERMS, FABIO, RDF, RDFS
 
     monkeypatch.setattr(textindex, "MAX_SHARE", 1.0)
     store, N, L = ox.Store(), ox.NamedNode, ox.Literal
@@ -207,8 +207,7 @@ def test_the_bundled_sample(sample_ttl: Path, tmp_path: Path) -> None:
 
 def test_missing_or_corrupt_index_falls_back_to_the_scan(tricky: Path, tmp_path: Path) -> None:
     graph = Path(shutil.copy(tricky, tmp_path / "g.ttl"))
-    ensure_store(graph)
-    index = store_dir(graph) / TEXT_INDEX
+    index = ensure_store(graph) / TEXT_INDEX
     expected = {w: _scan(graph, w).rows for w in ("graph neural", "human feedback")}
     assert all(expected.values())
 

@@ -26,7 +26,7 @@ def definitions(text: str) -> list[Definition]:
     for m in _PAREN.finditer(text):
         short = m.group(1)
         letters = [c for c in short if c.isalpha()]
-        if len(short) < 2 or not letters or not any(c.isupper() for c in short) or " " in short and len(short) > 8:
+        if len(short) < 2 or not letters or not any(c.isupper() for c in short) or (" " in short and len(short) > 8):
             continue
         before = text[: m.start()].rstrip()
         window = _window(before, len(short))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import AbstractSet, Iterable
 
 WINDOW = 15  # tokens after "we propose" in which the name must appear
 NAMING_WINDOW = 4  # tokens after "called" / "namely" ("called $k$-RPW" is three tokens)
@@ -26,7 +26,7 @@ def is_name(text: str) -> bool:
 
 
 def methods(
-    doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str], defined: set[str] = frozenset()
+    doc, text: str, cues: Iterable[tuple[str, int, int]], definitions: dict[int, int], known: set[str], defined: AbstractSet[str] = frozenset()
 ) -> list[tuple[int, int]]:
     """Character spans (in `text`, the doc's text) of method names after PROPOSE / NAMING cues.
 

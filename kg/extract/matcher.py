@@ -6,18 +6,18 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from itertools import product
+from pathlib import Path
 from typing import Sequence
 
+from ..errors import SchemeError
 from ..ingest import Paper
 from ..resources import data_path
-from ..errors import SchemeError
 from ..scheme import KG, Scheme
 from . import acronyms, contributions, salience
 from .cleanup import Cleaned, clean
-from .labels import label_tokens
 from .features import ConceptFacts, MentionNote, candidate_rows, eligible
+from .labels import label_tokens
 from .records import Extraction, Link, Mention, Method
 from .scorer import Scorer
 from .scorer import load as load_scorer
@@ -355,7 +355,7 @@ def _longest_first(spans: list[tuple[str, int, int, bool]]) -> list[tuple[str, i
     """Non-overlapping spans, longer ones winning, then earlier ones, then exact-case ones; in text order."""
     taken: list[tuple[int, int]] = []
     kept: list[tuple[str, int, int]] = []
-    for concept, a, b, is_exact in sorted(set(spans), key=lambda s: (s[1] - s[2], s[1], not s[3], s[0])):
+    for concept, a, b, _exact in sorted(set(spans), key=lambda s: (s[1] - s[2], s[1], not s[3], s[0])):
         if all(b <= x or a >= y for x, y in taken):
             taken.append((a, b))
             kept.append((concept, a, b))

@@ -118,7 +118,7 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
         elif label in ("CONTRAST", "EXAMPLE"):
             # A contrast ends at the next comma ("unlike X, we …"); an example list runs to the clause end.
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
-            skip = re.match(r"[\s,]*", text[end:]).end()
+            skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
             passing.append((end, _stretch_end(text, end + skip, pattern)))
     return Context(starts, frozenset(focus), tuple(passing))
 
@@ -163,8 +163,8 @@ def corpus_priors(path: Path) -> dict[str, Prior]:
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line and not line.startswith("#"):
-                iri, papers, rate, titled = line.split("\t")
-                rows.append((iri, int(papers), float(rate), int(titled)))
+                cells = line.split("\t")
+                rows.append((cells[0], int(cells[1]), float(cells[2]), int(cells[3])))
     mean = sum(r[3] for r in rows) / max(1, sum(r[1] for r in rows))
     priors = {}
     for iri, papers, rate, titled in rows:

@@ -1,4 +1,4 @@
--- Internal: co-occurrence.rq answered from the listing tables of kg.tables (SQLite), for :min (an integer).
+-- co-occurrence.rq answered from the listing tables of kg.tables (SQLite), for :min (an integer).
 --
 -- Same columns, rows and order as co-occurrence.rq; used only by a persisted store whose tables can
 -- answer it (all prefLabels of one datatype and language, so that their ranks order them as the

@@ -1,4 +1,4 @@
--- Internal: bridging-papers.rq answered from the listing tables of kg.tables (SQLite), for :a and :b (IRIs).
+-- bridging-papers.rq answered from the listing tables of kg.tables (SQLite), for :a and :b (IRIs).
 --
 -- Same columns, rows and order as bridging-papers.rq; used only by a persisted store whose tables
 -- can answer it (all prefLabels of one datatype and language, so that MIN compares their strings).

@@ -1,4 +1,4 @@
--- Internal: papers-by-concept.rq answered from the listing tables of kg.tables (SQLite), for :concept (an IRI).
+-- papers-by-concept.rq answered from the listing tables of kg.tables (SQLite), for :concept (an IRI).
 --
 -- Same columns, rows and order as papers-by-concept.rq; used only by a persisted store whose tables
 -- hold the listing. Values are term ids (table term). `below` is skos:broader* from the concept

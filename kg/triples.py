@@ -1,94 +1,19 @@
-"""Stage 3: turn papers and their extractions into RDF, and read and write RDF files.
-
-Triples are made as pyoxigraph terms in one fixed order and written by pyoxigraph's
-serializers (measured 500x faster than rdflib's Turtle writer at 10k papers); Python
-users get an rdflib.Graph over an Oxigraph store (oxrdflib) from `load`.
-"""
+"""Stage 3: turn papers and their extractions into RDF triples, as pyoxigraph terms in one fixed order."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
-from typing import IO, Iterable, Iterator, Sequence
-from urllib.parse import quote
+from typing import Iterable, Iterator, Sequence
 
-from . import __version__
+from .defaults import VERSION as __version__
 from .errors import InputError, UsageError
 from .extract import Extraction
 from .ingest import Paper
 from .scheme import Scheme
-
-DEFAULT_BASE = "https://w3id.org/kg/"
-KG = "https://w3id.org/kg/ontology#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-DCTERMS = "http://purl.org/dc/terms/"
-FABIO = "http://purl.org/spar/fabio/"
-FOAF = "http://xmlns.com/foaf/0.1/"
-OA = "http://www.w3.org/ns/oa#"
-PROV = "http://www.w3.org/ns/prov#"
-SKOS = "http://www.w3.org/2004/02/skos/core#"
-OWL = "http://www.w3.org/2002/07/owl#"
-
-# Output formats by name: (pyoxigraph format attribute, file suffix).
-FORMATS: dict[str, tuple[str, str]] = {
-    "ttl": ("TURTLE", ".ttl"),
-    "nt": ("N_TRIPLES", ".nt"),
-    "nq": ("N_QUADS", ".nq"),
-    "trig": ("TRIG", ".trig"),
-    "jsonld": ("JSON_LD", ".jsonld"),
-    "xml": ("RDF_XML", ".rdf"),
-}
-
-
-@dataclass(frozen=True)
-class Namespaces:
-    """The IRI folders under one configurable base."""
-
-    base: str = DEFAULT_BASE
-
-    def __post_init__(self) -> None:
-        if not re.match(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]*[/#]$", self.base):
-            raise UsageError(f"base IRI {self.base!r} must be an absolute IRI ending in '/' or '#'")
-
-    def prefixes(self) -> dict[str, str]:
-        return {
-            "paper": self.base + "paper/",
-            "ann": self.base + "annotation/",
-            "author": self.base + "author/",
-            "venue": self.base + "venue/",
-            "method": self.base + "method/",
-            "kgc": "https://w3id.org/kg/concept/",
-            "kg": KG,
-            "rdfs": RDFS,
-            "xsd": XSD,
-            "dcterms": DCTERMS,
-            "fabio": FABIO,
-            "foaf": FOAF,
-            "oa": OA,
-            "prov": PROV,
-            "skos": SKOS,
-            "owl": OWL,
-        }
-
-    def paper(self, paper_id: str) -> str:
-        return f"{self.base}paper/{slug(paper_id)}"
-
-
-@lru_cache(maxsize=1 << 16)  # authors and venues repeat across papers
-def slug(text: str) -> str:
-    """A readable, valid IRI segment for any text: lower-case words joined by '-', the rest %-encoded."""
-    text = re.sub(r"[\s/#?]+", "-", text.strip().lower()).strip("-")
-    segment = quote(text, safe="-._~") or "x"
-    # A trailing dot is %-encoded: "." and ".." would be dot-segments (which IRI resolution
-    # removes), and rdflib's Turtle parser rejects the escaped final dot of `author:j\.`.
-    return re.sub(r"\.+$", lambda m: "%2E" * len(m.group()), segment)
+from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
 
 
 def paper_slugs(ids: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
@@ -117,10 +42,10 @@ def build_time() -> datetime:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
         try:
-            return datetime.fromtimestamp(int(epoch), tz=timezone.utc)
+            return datetime.fromtimestamp(int(epoch), tz=UTC)
         except ValueError:
             raise UsageError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds") from None
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def triples(
@@ -272,16 +197,16 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     if venue is not None and venue.value not in venues:
         venues.add(venue.value)
         yield T(venue, a, t["Proceedings"])
-        yield T(venue, t["label"], L(paper.venue))
+        yield T(venue, t["label"], L(paper.venue or ""))
     key = f"{ns.base}annotation/{segment}-"
     n = 0
     # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
     score_of = t["scores"]
     for link in ex.links:
         score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
-        for m in link.mentions:
+        for mention in link.mentions:
             n += 1
-            yield from _annotation(t, f"{key}{n}", _node(t, m.concept), p, m.start, m.end, m.exact, score)
+            yield from _annotation(t, f"{key}{n}", _node(t, mention.concept), p, mention.start, mention.end, mention.exact, score)
     # The span that names each proposed method is its evidence, annotated like a concept mention.
     method_score = L(METHOD_SCORE_TEXT, datatype=t["decimal"])
     for m, method in zip(ex.methods, methods):
@@ -331,80 +256,3 @@ def _offset(cache: dict, value: int, t: dict):  # -> pyoxigraph.Literal
 
     cache[value] = ox.Literal(str(value), datatype=t["nonNegativeInteger"])
     return cache[value]
-
-
-def format_for(name: str | None, path: str | Path | None = None) -> str:
-    """The output format name from an explicit name or a file suffix (Turtle by default)."""
-    if name is None and path is not None:
-        suffix = Path(path).suffix.lower()
-        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}.get(suffix, "ttl")
-    name = name or "ttl"
-    if name not in FORMATS:
-        raise UsageError(f"unknown RDF format {name!r} (available: {', '.join(FORMATS)})")
-    return name
-
-
-def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namespaces = Namespaces()) -> None:
-    """Serialize triples to a binary stream in one of FORMATS."""
-    import pyoxigraph as ox
-
-    rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(fmt)][0])
-    items: Iterable = triples_
-    if rdf_format.supports_datasets:
-        items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)
-    if rdf_format == ox.RdfFormat.RDF_XML:
-        items = _xml_checked(items)
-    prefixes = ns.prefixes() if rdf_format in (ox.RdfFormat.TURTLE, ox.RdfFormat.TRIG, ox.RdfFormat.RDF_XML) else None
-    ox.serialize(items, stream, format=rdf_format, prefixes=prefixes)
-
-
-# Characters XML 1.0 cannot carry (most C0 controls, surrogates, U+FFFE/U+FFFF), and \r,
-# which XML parsers turn into \n. Ingest folds them all into spaces; a graph read from
-# elsewhere may still hold them, and pyoxigraph would write them raw (invalid XML).
-_NOT_XML = re.compile("[^\t\n\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _xml_checked(items: Iterable) -> Iterator:
-    """Pass triples through, failing on the first string that RDF/XML cannot carry."""
-    for item in items:
-        for term in (item.subject, item.object):
-            bad = _NOT_XML.search(term.value)
-            if bad:
-                raise UsageError(
-                    f"cannot write RDF/XML: {term.value[:40]!r}… holds U+{ord(bad.group()):04X}, which XML 1.0 cannot carry; "
-                    "use ttl, nt or jsonld"
-                )
-        yield item
-
-
-def read_triples(path: str | Path) -> list:
-    """Parse an RDF file (format from its suffix) into a list of pyoxigraph triples."""
-    import pyoxigraph as ox
-
-    path = Path(path)
-    rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
-    try:
-        with path.open("rb") as stream:
-            return [q.triple for q in ox.parse(stream, format=rdf_format)] if rdf_format.supports_datasets else list(
-                ox.parse(stream, format=rdf_format)
-            )
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
-    except SyntaxError as exc:
-        raise InputError(f"{path}: not valid RDF ({exc})") from None
-
-
-def load(path: str | Path):  # -> rdflib.Graph
-    """Open an RDF file as an rdflib.Graph backed by an in-memory Oxigraph store."""
-    import pyoxigraph as ox
-    from oxrdflib import OxigraphStore
-    from rdflib import Graph
-    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
-
-    store = ox.Store()
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in read_triples(path))
-    # The triples sit in the store's default graph; rdflib must be told to look there.
-    graph = Graph(store=OxigraphStore(store=store), identifier=DATASET_DEFAULT_GRAPH_ID)
-    for prefix, iri in Namespaces().prefixes().items():
-        graph.bind(prefix, iri)
-    return graph

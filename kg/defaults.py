@@ -1,0 +1,16 @@
+"""Every default that the command line and the Python API share, defined once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SAMPLE_NAME = "icml2024"  # the bundled sample's graph name
+GRAPH_DIR = Path("graphs")  # where `kg build` writes when no -o is given
+GRAPH = GRAPH_DIR / f"{SAMPLE_NAME}.ttl"  # the graph `kg query`, `kg serve` and `kg eval` read when none is named
+BASE = "https://w3id.org/kg/"  # --base: the IRI folder of papers, annotations, authors, venues
+QUERY_TIMEOUT = 60.0  # seconds a query on a remote endpoint may take
+PUSH_TIMEOUT = 300.0  # seconds one `kg push` request may take
+SERVE_TIMEOUT = 10.0  # seconds a query on `kg serve` may run
+SERVE_MAX_ROWS = 10_000  # rows `kg serve` returns at most per query
+PUSH_BATCH = 20_000  # triples per INSERT DATA request of `kg push`: about 2-3 MB of N-Triples
+VERSION = "0.1.0"  # the package version (kg.__version__)
