@@ -16,7 +16,6 @@ papers rarely write "kernel methods"), so the table can back links but not conde
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from kg import ingest, scheme
@@ -52,12 +51,12 @@ def mentions(corpus: Path, s: scheme.Scheme) -> list[tuple[set[str], set[str]]]:
     """(concepts the title names, concepts title or abstract name) for every titled corpus paper."""
     papers = [p for p in ingest.read([corpus], skip_bad=True).papers if p.title]
     extractor = PhraseExtractor(s)
-    abstracts = extractor([replace(p, title=None) for p in papers])
-    titles = extractor([ingest.Paper(p.id, p.title or "") for p in papers])
+    # Title and abstract as one text: an ambiguous label in the title is read in the sense the abstract supports.
+    joined = extractor([ingest.Paper(p.id, f"{p.title}\n\n{p.abstract}") for p in papers])
     out = []
-    for a, t in zip(abstracts, titles):
-        named = {link.concept for link in t.links}
-        out.append((named, named | {link.concept for link in a.links}))
+    for p, e in zip(papers, joined):
+        named = {link.concept for link in e.links if any(m.start < len(p.title or "") for m in link.mentions)}
+        out.append((named, {link.concept for link in e.links}))
     return out
 
 
