@@ -15,6 +15,7 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 OWL_VERSION = "http://www.w3.org/2002/07/owl#versionInfo"
 KG = "https://w3id.org/kg/ontology#"
 LABELS = (SKOS + "prefLabel", SKOS + "altLabel")
+SHOWN_TAKEN = 3  # label warnings shown per user scheme file; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
     for path, triples in per_file:
         if path in bundled:
             continue
+        found: list[str] = []
         ambiguous = {(t.subject.value, t.object.value) for t in triples if t.predicate.value == KG + "ambiguousLabel"}
         for t in triples:
             iri, label = t.subject.value, t.object.value
@@ -123,8 +125,12 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
                 message = (f"{path.name}: the label \"{label}\" of <{iri}> is already a label of kg's concept "
                            f"\"{built.concepts[other].label}\" <{other}>; a mention links to only one of them "
                            "(mark it kg:ambiguousLabel, or use kg's concept)")
-                if message not in out:
-                    out.append(message)
+                if message not in found:
+                    found.append(message)
+        out.extend(found[:SHOWN_TAKEN])
+        if len(found) > SHOWN_TAKEN:
+            out.append(f"{path.name}: {len(found) - SHOWN_TAKEN} more labels are labels of kg's concepts too "
+                       "(--no-default-scheme uses your scheme alone)")
     return tuple(out)
 
 

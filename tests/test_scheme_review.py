@@ -221,3 +221,11 @@ def test_the_cli_prints_the_label_warning(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "warning: mine.ttl: the label \"influence diagrams\" of <https://example.org/x>" in result.output
     assert "influence-diagrams>" in result.output
+
+
+def test_a_scheme_that_shares_many_labels_gets_a_few_warnings_and_a_count() -> None:
+    example = ROOT / "ontology" / "examples" / "acm-ccs-excerpt.ttl"
+    warnings = scheme_.load([*scheme_.default_scheme_files(), example]).warnings
+    assert len(warnings) == scheme_.SHOWN_TAKEN + 1
+    assert all(w.startswith("acm-ccs-excerpt.ttl: the label ") for w in warnings[:-1])
+    assert warnings[-1].startswith("acm-ccs-excerpt.ttl: ") and "more labels are labels of kg's concepts" in warnings[-1]
