@@ -145,6 +145,8 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("PubMed abstracts were annotated by clinical experts.", "pubmed"),
     ("We fine-tune SAM.", "sharpness"),
     ("Hindsight goals: HER improves sample efficiency of goal-conditioned agents.", "experience-replay"),
+    ("Conditioning on a collider opens a path between treatment and outcome in the causal graph.", "particle-physics"),
+    ("Majority voting over an ensemble of classifiers improves accuracy.", "social-choice"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
