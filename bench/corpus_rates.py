@@ -44,8 +44,11 @@ def main(argv: list[str]) -> None:
     extractor = PhraseExtractor(scheme.load())
     extractions = extractor(papers)
     titled = [p for p in read if p.title]
+    # A title is read before its abstract, as one text, so that an ambiguous label in the title is read in the
+    # sense the abstract supports (kg:senseTerm); the concepts with a mention inside the title are its own.
+    joined = extractor([ingest.Paper(p.id, f"{p.title}\n\n{p.abstract}") for p in titled])
     title_concepts = {
-        p.id: {link.concept for link in e.links} for p, e in zip(titled, extractor([ingest.Paper(p.id, p.title or "") for p in titled]))
+        p.id: {link.concept for link in e.links if any(m.start < len(p.title or "") for m in link.mentions)} for p, e in zip(titled, joined)
     }
     df: Counter[str] = Counter()
     named: Counter[str] = Counter()

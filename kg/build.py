@@ -76,7 +76,7 @@ def build(
     got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
     run = extract.make_extractor(extractor, scheme, threshold, model)
     papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
-    return Built(papers, extractions, scheme, (*got.problems, *problems), tuple(p.name for p in paths), ns)
+    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns)
 
 
 def _extract(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
 
 from .errors import SchemeError
 from .resources import data_path
@@ -13,6 +13,8 @@ from .vocabulary import KG, OWL, RDF, SKOS
 
 RDF_TYPE = RDF + "type"
 OWL_VERSION = OWL + "versionInfo"
+LABELS = (SKOS + "prefLabel", SKOS + "altLabel")
+SHOWN_TAKEN = 3  # label warnings shown per user scheme file; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,8 @@ class Concept:
     ambiguous: tuple[str, ...]  # labels that match only in exact case or when defined in the text
     broader: tuple[str, ...]
     definition: str | None
-    kinds: tuple[str, ...]  # rdf:types besides skos:Concept, e.g. kg:Dataset
+    kinds: tuple[str, ...]  # rdf:types besides skos:Concept, e.g. kg:Dataset, kg:Model
+    senses: tuple[str, ...] = ()  # kg:senseTerm: words that show the ambiguous labels are meant in this sense
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -40,6 +43,7 @@ class Scheme:
     versions: tuple[str, ...]
     concepts: dict[str, Concept]
     triples: tuple  # pyoxigraph.Triple, in file order
+    warnings: tuple[str, ...] = ()  # a user scheme's labels that kg's own concepts already carry
 
     def ancestors(self, iri: str) -> set[str]:
         """Every concept above `iri` through skos:broader (poly-hierarchy included)."""
@@ -79,16 +83,60 @@ def load(paths: Iterable[str | Path] | None = None) -> Scheme:
 def _load(files: tuple[Path, ...]) -> Scheme:
     import pyoxigraph as ox
 
-    triples: list = []
+    per_file: list[tuple[Path, list]] = []
     for path in files:
         try:
             with path.open("rb") as stream:
-                triples.extend(ox.parse(stream, format=_format(path), base_iri=path.as_uri()))
+                per_file.append((path, list(ox.parse(stream, format=_format(path), base_iri=path.as_uri()))))
         except FileNotFoundError:
             raise SchemeError(f"{path}: no such concept scheme file") from None
         except SyntaxError as exc:
             raise SchemeError(f"{path}: not valid RDF ({exc})") from None
-    return _build(files, triples)
+    built = _build(files, [t for _, triples in per_file for t in triples])
+    return replace(built, warnings=_labels_taken(per_file, built))
+
+
+def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str, ...]:
+    """Warnings for labels a user's scheme file gives a concept when a bundled concept already has them.
+
+    Both concepts would then claim the same words in every abstract, and a mention links to one of them
+    only. A label the user marks kg:ambiguousLabel, or adds to the bundled concept itself, is no surprise.
+    """
+    bundled = {p.resolve() for p in default_scheme_files()}
+    owners: dict[str, set[str]] = {}
+    for path, triples in per_file:
+        if path in bundled:
+            for t in triples:
+                if t.predicate.value in LABELS and t.subject.value in built.concepts:
+                    owners.setdefault(_label_key(t.object.value), set()).add(t.subject.value)
+    out: list[str] = []
+    for path, triples in per_file:
+        if path in bundled:
+            continue
+        found: list[str] = []
+        ambiguous = {(t.subject.value, t.object.value) for t in triples if t.predicate.value == KG + "ambiguousLabel"}
+        for t in triples:
+            iri, label = t.subject.value, t.object.value
+            if t.predicate.value not in LABELS or iri not in built.concepts or (iri, label) in ambiguous:
+                continue
+            others = owners.get(_label_key(label), set())
+            for other in sorted(others - {iri}) if iri not in others else ():
+                message = (f"{path.name}: the label \"{label}\" of <{iri}> is already a label of kg's concept "
+                           f"\"{built.concepts[other].label}\" <{other}>; a mention links to only one of them "
+                           "(mark it kg:ambiguousLabel, or use kg's concept)")
+                if message not in found:
+                    found.append(message)
+        out.extend(found[:SHOWN_TAKEN])
+        if len(found) > SHOWN_TAKEN:
+            out.append(f"{path.name}: {len(found) - SHOWN_TAKEN} more labels are labels of kg's concepts too "
+                       "(--no-default-scheme uses your scheme alone)")
+    return tuple(out)
+
+
+def _label_key(label: str) -> str:
+    """Labels as the extractor compares them, roughly: case-folded, hyphens as spaces, no plural 's'."""
+    key = " ".join(str(label).lower().replace("-", " ").split())
+    return key[:-1] if key.endswith("s") and not key.endswith("ss") else key
 
 
 def _format(path: Path):  # -> pyoxigraph.RdfFormat
@@ -123,6 +171,7 @@ def _build(files: tuple[Path, ...], triples: list) -> Scheme:
             broader=tuple(sorted(o.value for o in props.get(SKOS + "broader", []))),
             definition=next(iter(_english(props.get(SKOS + "definition", []))), None),
             kinds=tuple(sorted(o.value for o in props.get(RDF_TYPE, []) if o.value != SKOS + "Concept")),
+            senses=tuple(dict.fromkeys(_english(props.get(KG + "senseTerm", [])))),
         )
     if not concepts:
         raise SchemeError(f"{', '.join(map(str, files))}: no skos:Concept found; is this a SKOS concept scheme?")

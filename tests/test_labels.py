@@ -22,12 +22,12 @@ def _reference(nlp, scheme: scheme_.Scheme):
     owners: dict[str, set[str]] = {}
     for concept in scheme.concepts.values():
         for label in concept.labels:
-            if label in concept.ambiguous or matcher._is_acronym(label):
+            if (label in concept.ambiguous or matcher._is_acronym(label)) and not matcher._read_in_context(concept, label):
                 owners.setdefault(label, set()).add(concept.iri)
     for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
         for label in concept.labels:
             if label in owners:
-                if len(owners[label]) == 1:
+                if len(owners[label]) == 1 or concept.senses:  # a shared label goes to each concept with sense terms
                     exact.add(concept.iri, [make_doc(f) for f in {label} | ({label + "s"} if label[-1:].isupper() else set())])
             else:
                 folded.add(concept.iri, [make_doc(v) for v in matcher._variants(label)])

@@ -70,6 +70,17 @@ def _is_acronym(label: str) -> bool:
     return bool(letters) and len(label) <= 8 and sum(c.isupper() for c in letters) >= max(2, len(letters) - 1)
 
 
+def _read_in_context(concept, label: str) -> bool:
+    """A lower-case ambiguous label of a concept with sense terms ("alignment") matches in any case, as other
+    labels do ("Alignment" in a title): the paper's words decide (SenseMatcher), not the case."""
+    return bool(concept.senses) and label in concept.ambiguous and label.islower()
+
+
+def _folded(text: str) -> str:
+    """A label or matched text as the folded matcher compares it, roughly: lemmatised lower-case words."""
+    return " ".join(_norm(w) for w in text.replace("-", " ").split())
+
+
 def _variants(label: str) -> set[str]:
     """A label with each gap between its words written as a space or a hyphen, and with hyphens dropped.
 
@@ -104,13 +115,15 @@ def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher
     owners: dict[str, set[str]] = {}
     for concept in scheme.concepts.values():
         for label in concept.labels:
-            if label in concept.ambiguous or _is_acronym(label):
+            if (label in concept.ambiguous or _is_acronym(label)) and not _read_in_context(concept, label):
                 owners.setdefault(label, set()).add(concept.iri)
     rules: list[tuple[PhraseMatcher, str, set[str]]] = []  # (matcher, concept, pattern texts), in the order they are added
     for concept in sorted(scheme.concepts.values(), key=lambda c: c.iri):
         for label in concept.labels:
             if label in owners:
-                if len(owners[label]) == 1:
+                # A label of several concepts links only where the paper defines it, or (kg:senseTerm) in the
+                # sense its words support: each concept with sense terms gets the label, PhraseExtractor decides.
+                if len(owners[label]) == 1 or concept.senses:
                     rules.append((exact, concept.iri, {label} | ({label + "s"} if label[-1:].isupper() else set())))
             else:
                 rules.append((folded, concept.iri, _variants(label)))
@@ -182,6 +195,41 @@ def _lower_words(token: dict) -> list[str] | None:
     return None
 
 
+class SenseMatcher:
+    """Keeps a match of an ambiguous label only where the paper supports the concept's sense (kg:senseTerm).
+
+    A concept with sense terms links through one of its kg:ambiguousLabels where the paper (abstract or
+    title) writes one of those terms, or names the concept by another label; a span that two concepts
+    claim that way is left to the paper's own definition (kg.extract.acronyms), if any. Concepts without
+    sense terms keep the exact-case rule alone.
+    """
+
+    def __init__(self, nlp, scheme: Scheme) -> None:
+        from spacy.matcher import PhraseMatcher
+
+        self.strings = nlp.vocab.strings
+        self.ambiguous = {c.iri: frozenset(c.ambiguous) for c in scheme.concepts.values() if c.senses and c.ambiguous}
+        self.folded = {iri: frozenset(_folded(a) for a in labels if a.islower()) for iri, labels in self.ambiguous.items()}
+        self.matcher = PhraseMatcher(nlp.vocab, attr="NORM")
+        for c in scheme.concepts.values():
+            if c.iri in self.ambiguous:
+                self.matcher.add(c.iri, [nlp.make_doc(term) for term in c.senses])
+
+    def keep(self, spans: list[tuple[str, int, int, bool]], text: str, docs: Sequence) -> list[tuple[str, int, int, bool]]:
+        """The spans, less ambiguous-label matches whose sense the paper does not support."""
+        doubtful = [
+            s for s in spans if s[0] in self.ambiguous
+            and (_base(text[s[1] : s[2]]) in self.ambiguous[s[0]] if s[3] else _folded(text[s[1] : s[2]]) in self.folded[s[0]])
+        ]
+        if not doubtful:
+            return spans
+        sure = [s for s in spans if s not in doubtful]
+        supported = {s[0] for s in sure} | {self.strings[m] for d in docs for m, _, _ in self.matcher(d)}
+        kept = [s for s in doubtful if s[0] in supported]
+        claims = Counter((s[1], s[2]) for s in kept)
+        return sure + [s for s in kept if claims[s[1], s[2]] == 1]
+
+
 @dataclass(frozen=True)
 class _Read:
     """What one paper's text yields before corpus statistics are known."""
@@ -209,6 +257,7 @@ class PhraseExtractor:
         # Ambiguous labels that are ordinary capitalised words ("Adult", "Habitat") say nothing at a sentence start.
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
+        self.senses = SenseMatcher(self.nlp, scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -268,7 +317,8 @@ class PhraseExtractor:
 
     def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
         text = cleaned.text
-        spans = self._concept_spans(doc)
+        docs = (doc,) if title_doc is None else (doc, title_doc)
+        spans = self.senses.keep(self._concept_spans(doc), text, docs)
         defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
         defs = acronyms.definitions(text)
         for d in defs:
@@ -291,7 +341,8 @@ class PhraseExtractor:
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
-        title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
+        title_spans = self.senses.keep(self._concept_spans(title_doc), title_doc.text, docs) if title_doc is not None else []
+        title = frozenset(c for c, _, _ in _longest_first(title_spans))
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []

@@ -1,0 +1,233 @@
+"""The scheme's rule kept: no repeated statements, no wrong roll-ups, no redundant or cyclic broader links,
+every broader link backed by corpus evidence or a reader's verdict, and ambiguous labels read in context."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kg import scheme as scheme_
+
+ROOT = Path(__file__).parent.parent
+CONCEPTS = ROOT / "ontology" / "concepts"
+WRONG_ROLLUPS = Path(__file__).parent / "fixtures" / "review-wrong-rollups.tsv"
+EVIDENCE = ROOT / "ontology" / "broader-evidence.tsv"
+REVIEWED = ROOT / "ontology" / "broader-reviewed.tsv"
+MIN_TITLED, MIN_SHARE = 5, 0.5  # of the papers whose title names X, at least half name Y's family
+KGC = "https://w3id.org/kg/concept/"
+KG = "https://w3id.org/kg/ontology#"
+
+
+def test_scheme_files_state_nothing_twice() -> None:
+    """Issue 18 item 7: a label written twice was a duplicate triple in every built graph."""
+    import pyoxigraph as ox
+
+    triples = [t for path in sorted(CONCEPTS.glob("*.ttl")) for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)]
+    repeated = [t for t, n in Counter(triples).items() if n > 1]
+    assert len(triples) > 15000
+    assert repeated == []
+    assert len(scheme_.load().triples) == len(set(scheme_.load().triples))
+
+
+@pytest.fixture(scope="module")
+def scheme() -> scheme_.Scheme:
+    return scheme_.load()
+
+
+def _slug(scheme: scheme_.Scheme, slug: str) -> str:
+    iri = KGC + slug
+    assert iri in scheme.concepts, f"{slug}: no such concept (fix the fixture or the scheme)"
+    return iri
+
+
+def _rows(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+
+
+# ---- the hierarchy ---------------------------------------------------------------------------------
+
+
+def test_no_roll_up_the_review_calls_wrong_holds(scheme: scheme_.Scheme) -> None:
+    """Every path of the review's lists (first concept to last) is gone from skos:broader*."""
+    rows = _rows(WRONG_ROLLUPS)
+    assert len(rows) >= 100
+    held = [(a, b) for a, b, *_ in rows if _slug(scheme, b) in scheme.ancestors(_slug(scheme, a))]
+    assert held == []
+
+
+def test_no_broader_link_repeats_an_ancestor(scheme: scheme_.Scheme) -> None:
+    """A parent that another parent already reaches says nothing new (RLHF -> alignment beside RLHF -> preference alignment)."""
+    redundant = [
+        (c.iri, p) for c in scheme.concepts.values() for p in c.broader
+        if any(p in scheme.ancestors(q) for q in c.broader if q != p)
+    ]
+    assert redundant == []
+
+
+def test_no_broader_cycles(scheme: scheme_.Scheme) -> None:
+    assert [iri for iri in scheme.concepts if iri in scheme.ancestors(iri)] == []
+
+
+def _links(scheme: scheme_.Scheme) -> set[tuple[str, str]]:
+    return {(c.iri.removeprefix(KGC), p.removeprefix(KGC)) for c in scheme.concepts.values() for p in c.broader}
+
+
+def _unbacked(links: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The links with neither corpus evidence nor a reader's verdict."""
+    evidence = {(a.removeprefix(KGC), b.removeprefix(KGC)): (int(n), int(f)) for a, b, n, _, f in _rows(EVIDENCE)}
+    reviewed = {(a, b) for a, b, *_ in _rows(REVIEWED)}
+    backed = {link for link, (n, f) in evidence.items() if n >= MIN_TITLED and f >= MIN_SHARE * n}
+    return sorted(links - backed - reviewed)
+
+
+def test_every_broader_link_is_backed_by_the_corpus_or_a_reader(scheme: scheme_.Scheme) -> None:
+    """The rule kept honest as the scheme grows: a new broader link needs corpus evidence or a reviewed line.
+
+    Evidence (ontology/broader-evidence.tsv, bench/broader_evidence.py): of the corpus papers whose title
+    names X, at least MIN_TITLED, and at least MIN_SHARE of them name Y or a concept under Y.
+    Reviewed (ontology/broader-reviewed.tsv): a person read the link against the rule and signed it.
+    """
+    links = _links(scheme)
+    unbacked = _unbacked(links)
+    assert unbacked == [], (
+        f"{len(unbacked)} skos:broader links have neither corpus evidence nor a reader's verdict, e.g. {unbacked[:5]}: "
+        "run bench/broader_evidence.py, or read each against the rule and add it to ontology/broader-reviewed.tsv")
+    stale = sorted({(a, b) for a, b, *_ in _rows(REVIEWED)} - links)
+    assert stale == [], f"ontology/broader-reviewed.tsv lists links the scheme no longer has: {stale[:5]}"
+    # a link added without either is caught
+    assert _unbacked(links | {("clip", "reinforcement-learning")}) == [("clip", "reinforcement-learning")]
+
+
+# ---- labels ------------------------------------------------------------------------------------------
+
+
+def _found(text: str, title: str | None = None) -> set[str]:
+    from kg import ingest
+
+    extractor = _extractor()
+    (e,) = extractor([ingest.Paper("p", text, title)])
+    return {link.concept.removeprefix(KGC) for link in e.links}
+
+
+_EXTRACTOR: list = []
+
+
+def _extractor():
+    from kg.extract import PhraseExtractor
+
+    if not _EXTRACTOR:
+        _EXTRACTOR.append(PhraseExtractor(scheme_.load()))
+    return _EXTRACTOR[0]
+
+
+@pytest.mark.parametrize(("text", "meant", "not_meant"), [
+    ("We propose a variant of SAM that seeks flat minima of the loss landscape.", "sharpness", "segment-anything-model"),
+    ("We adapt SAM to medical image segmentation with box prompts.", "segment-anything-model", "sharpness"),
+    ("We report MAE and RMSE on three forecasting data sets.", "mean-absolute-error", "masked-modeling"),
+    ("MAE pre-training reconstructs masked patches of images.", "masked-modeling", "mean-absolute-error"),
+    ("We craft PGD attacks with adversarial perturbations of bounded norm.", "projected-gradient-descent-attack", "projected-gradient-descent"),
+    ("BNNs with a Gaussian prior give calibrated posterior predictions.", "bayesian-neural-network", "binary-neural-network"),
+    ("Alignment of LLMs with human preferences: we study alignment with RLHF.", "alignment", None),
+    ("We evaluate node classification on Cora, Citeseer and PubMed.", "pubmed", None),
+])
+def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
+    found = _found(text)
+    assert meant in found
+    assert not_meant is None or not_meant not in found
+
+
+@pytest.mark.parametrize(("text", "wrong"), [
+    ("We study the AGOP alignment of kernel machines trained by gradient descent.", "alignment"),
+    ("We use score distillation sampling for text-to-3D generation; the distillation objective is unstable.", "knowledge-distillation"),
+    ("The receptive fields of CNN units grow with depth.", "receptive-fields"),
+    ("PubMed abstracts were annotated by clinical experts.", "pubmed"),
+    ("We fine-tune SAM.", "sharpness"),
+    ("Hindsight goals: HER improves sample efficiency of goal-conditioned agents.", "experience-replay"),
+    ("Conditioning on a collider opens a path between treatment and outcome in the causal graph.", "particle-physics"),
+    ("Majority voting over an ensemble of classifiers improves accuracy.", "social-choice"),
+])
+def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
+    assert wrong not in _found(text)
+
+
+def test_a_definition_decides_a_shared_acronym() -> None:
+    found = _found("We introduce sharpness-aware minimization (SAM). SAM improves generalization of segmentation models.")
+    assert "sharpness" in found and "segment-anything-model" not in found
+
+
+def test_tools_models_and_metrics_are_marked(scheme: scheme_.Scheme) -> None:
+    """What papers use gets a kind of its own, so extraction can tell use from topic."""
+    by_label = {label: c for c in scheme.concepts.values() for label in c.labels}
+    expected = {"BERT": "Model", "LLaMA": "Model", "GPT-4": "Model", "Llama 2": "Model", "Qwen": "Model", "ResNet": "Model",
+                "CLIP": "Model", "PyTorch": "Tool", "JAX": "Tool", "TensorFlow": "Tool", "SGD": "Tool", "Adam": "Tool",
+                "FID": "Metric", "ECE": "Metric", "expected calibration error": "Metric"}
+    assert {label: [k.removeprefix(KG) for k in by_label[label].kinds] for label in expected} == {k: [v] for k, v in expected.items()}
+    # the families these names used to stand for are topics, not tools
+    assert not scheme.concepts[KGC + "masked-language-model"].kinds and not scheme.concepts[KGC + "calibration"].kinds
+    import rdflib
+
+    schema = rdflib.Graph().parse(ROOT / "ontology" / "schema.ttl")
+    declared = {str(s) for s in schema.subjects()}
+    assert {KG + "Model", KG + "Tool", KG + "Metric", KG + "senseTerm"} <= declared
+
+
+def test_labels_the_review_found_on_the_wrong_concept_moved(scheme: scheme_.Scheme) -> None:
+    by_label: dict[str, set[str]] = {}
+    for c in scheme.concepts.values():
+        for label in c.labels:
+            by_label.setdefault(label, set()).add(c.iri.removeprefix(KGC))
+    wrong = {"GLU": "gelu", "SwiGLU": "gelu", "HOG": "deformable-part-models", "Hanabi": "google-research-football",
+             "Overcooked": "google-research-football", "CMNIST": "waterbirds", "MMBench": "mmmu", "OK-VQA": "gqa",
+             "Isomap": "locally-linear-embedding", "HSIC": "kernel-two-sample-test", "earthquake": "climate-modeling",
+             "RBF kernel": "radial-basis-function-network", "traffic forecasting": "traffic-simulation",
+             "local minima": "saddle-points", "sycophancy": "deceptive-alignment", "supervised fine-tuning": "instruction-tuning",
+             "chemistry": "quantum-chemistry", "HER": "experience-replay", "posterior sampling": "posterior-sampling-for-reinforcement-learning"}
+    assert {label: owner for label, owner in wrong.items() if owner in by_label.get(label, set())} == {}
+    assert by_label["fact checking"] == by_label["fact-checking"]
+
+
+# ---- a user's scheme ---------------------------------------------------------------------------------
+
+
+def test_a_user_scheme_taking_a_bundled_label_is_warned(tmp_path: Path) -> None:
+    """Issue 18 item 10: both concepts are named in the warning; adding a label to kg's own concept is not warned."""
+    mine = tmp_path / "mine.ttl"
+    mine.write_text(
+        "@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+        "@prefix kgc: <https://w3id.org/kg/concept/> .\n"
+        "<https://example.org/decision-graphs> a skos:Concept ; skos:prefLabel \"decision graphs\"@en ;\n"
+        "    skos:altLabel \"influence diagram\"@en .\n"
+        "kgc:reinforcement-learning skos:altLabel \"reinforcement-learning agents\"@en .\n",
+        encoding="utf-8")
+    got = scheme_.load([*scheme_.default_scheme_files(), mine])
+    assert len(got.warnings) == 1
+    (warning,) = got.warnings
+    assert "mine.ttl" in warning and '"influence diagram"' in warning
+    assert "<https://example.org/decision-graphs>" in warning and f"<{KGC}influence-diagrams>" in warning
+    assert scheme_.load().warnings == () and scheme_.load([mine]).warnings == ()
+
+
+def test_the_cli_prints_the_label_warning(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kg.cli import cli
+
+    mine = tmp_path / "mine.ttl"
+    mine.write_text("@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+                    "<https://example.org/x> a skos:Concept ; skos:prefLabel \"influence diagrams\"@en .\n", encoding="utf-8")
+    papers = tmp_path / "papers.txt"
+    papers.write_text("ICML 2024\n\nWe solve influence diagrams with reinforcement learning and graphical models.\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["build", str(papers), "-o", str(tmp_path / "g.ttl"), "--no-render", "--scheme", str(mine)])
+    assert result.exit_code == 0, result.output
+    assert "warning: mine.ttl: the label \"influence diagrams\" of <https://example.org/x>" in result.output
+    assert "influence-diagrams>" in result.output
+
+
+def test_a_scheme_that_shares_many_labels_gets_a_few_warnings_and_a_count() -> None:
+    example = ROOT / "ontology" / "examples" / "acm-ccs-excerpt.ttl"
+    warnings = scheme_.load([*scheme_.default_scheme_files(), example]).warnings
+    assert len(warnings) == scheme_.SHOWN_TAKEN + 1
+    assert all(w.startswith("acm-ccs-excerpt.ttl: the label ") for w in warnings[:-1])
+    assert warnings[-1].startswith("acm-ccs-excerpt.ttl: ") and "more labels are labels of kg's concepts" in warnings[-1]
