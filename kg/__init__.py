@@ -14,7 +14,7 @@ from .errors import InputError, KgError, OutputError, QueryError, SchemeError, U
 from .export import export  # noqa: E402
 from .network import to_networkx  # noqa: E402
 from .rdf import load  # noqa: E402
-from .remote import push  # noqa: E402
+from .upload import push  # noqa: E402
 from .render import render  # noqa: E402
 from .update import Updated, update  # noqa: E402
 from .report import report  # noqa: E402

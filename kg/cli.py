@@ -256,18 +256,19 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 
 @cli.command("push")
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("--endpoint", required=True, metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update).")
+@click.option("--store", metavar="URL", help="The store's Graph Store Protocol URL, the fast way (Oxigraph: http://HOST:PORT/store).")
+@click.option("--endpoint", metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update): batched INSERT DATA, and the swap of --replace.")
 @click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
-@click.option("--replace", is_flag=True, help="Empty that graph first instead of adding to it.")
-@click.option("--batch", default=20_000, show_default=True, type=click.IntRange(1), help="Triples per INSERT DATA request.")
+@click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was).")
+@click.option("--batch", type=click.IntRange(1), help="Triples per request [500000 with --store, else 20000].")
 @_clean_errors
-def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: bool, batch: int) -> None:
-    """Load a graph file into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …) with batched updates."""
-    from .remote import push as push_graph
+def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, batch: int | None) -> None:
+    """Load a graph file or shard folder into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …)."""
+    from .upload import push as push_graph
 
-    n = push_graph(graph, endpoint, graph_iri=graph_iri, replace=replace, batch=batch,
+    n = push_graph(graph, endpoint, store=store, graph_iri=graph_iri, replace=replace, batch=batch,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
-    click.echo(f"pushed {n} triples to {endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
+    click.echo(f"pushed {n} triples to {store or endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
 
 
 # --- analytics: analyze, report -------------------------------------------------------------
