@@ -143,7 +143,11 @@ def _client(scheduler: Any, workers: int) -> Iterator[Any]:
         with client:
             yield client
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+    import logging
+
+    # Task failures come back to the client as kg errors; the workers' own log lines would repeat them as tracebacks.
+    quiet = {"silence_logs": logging.CRITICAL, "dashboard_address": None}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, **quiet) as cluster, Client(cluster) as client:
         yield client
 
 
@@ -246,54 +250,63 @@ def build(
     urls = [str(p) for p in inputs] if inputs is not None else [str(p) for p in sample_inputs()]
     parts = plan(urls, blocksize)
     existing, taken = _existing(folder, old) if old is not None else ({}, [])
-    with _client(scheduler, workers) as client:
-        scanned: list[Scanned] = _map(client, scan, parts, progress, "scan")
-        first_lines, drops, kept, problems, unchanged = _check(parts, scanned, skip_bad, existing)
-        if not kept:
-            assert old is not None
-            return Sharded(folder, old, 0, tuple(problems), unchanged)
-        node = rdf.build_node_of_ids(kept, ns)
-        name = node.value.rsplit("/", 1)[-1]
-        slugs = rdf.paper_slugs(kept, taken=taken)
-        segments = {pid: s for pid, s in slugs.items() if s != rdf.slug(pid)}  # only the rare renamed ones travel
-        names = [Path(u).name for u in urls]
-        head = f"part-{name}-00000.nt"
-        informed = [a["iri"] for a in old.activities] if old is not None else []
-        with atomic_write(folder / head) as stream:
-            made = [*(scheme.triples if old is None else ()), *rdf.provenance(node, len(kept), scheme, ns=ns, inputs=names, informed_by=informed)]
-            made = list({str(t): t for t in made}.values())  # a scheme may state a triple twice; a shard states it once
-            rdf.write(made, stream, "nt")
-            head_entry = shards.Shard(head, 0, len(made), stream.tell(), node.value)
-        tasks = [_Task(p, f, frozenset(d), f"part-{name}-{i + 1:05d}.nt") for i, (p, f, d) in enumerate(zip(parts, first_lines, drops))]
-        work = functools.partial(_extract_part, config=config, folder=str(folder), build_iri=node.value, segments=segments, skip_bad=skip_bad)
-        done = _map(client, work, [t for t, sc in zip(tasks, scanned) if len(sc.ids) > len(t.drop)], progress, "extract")
-    for entry in done:
-        problems.extend(entry.pop("problems"))
-    # Each author, venue and method is described as where it is first met in input order (a local
-    # build's choice between spellings that share an IRI), once, in a last shard of its own.
-    known = _described(folder, old) if old is not None else set()
-    lines: list[str] = []
-    for entry in done:
-        for iri, triples in entry.pop("described").items():
-            if iri not in known:
-                known.add(iri)
-                lines.extend(triples)
-    tail = f"part-{name}-described.nt"
-    with atomic_write(folder / tail) as stream:
-        stream.write("".join(f"{line} .\n" for line in lines).encode("utf-8"))
-        tail_entry = shards.Shard(tail, 0, len(lines), stream.tell(), node.value)
-    activity = {"iri": node.value, "papers": len(kept), "inputs": names, "started": _started(made)}
-    new = [head_entry, *(shards.Shard(**e) for e in done if e["papers"]), tail_entry]
-    manifest = shards.Manifest(
-        (*(old.shards if old is not None else ()), *new),
-        (*(old.inputs if old is not None else ()), *names),
-        (*(old.activities if old is not None else ()), activity),
-        tuple(scheme.versions),
-        ns.base,
-        __version__,
-    )
-    stale = set(_listed(folder)) if old is None else set()
-    shards.write(folder, manifest)
+    listed = set(_listed(folder))
+    name = ""
+    try:
+        with _client(scheduler, workers) as client:
+            scanned: list[Scanned] = _map(client, scan, parts, progress, "scan")
+            first_lines, drops, kept, problems, unchanged = _check(parts, scanned, skip_bad, existing)
+            if not kept:
+                assert old is not None
+                return Sharded(folder, old, 0, tuple(problems), unchanged)
+            node = rdf.build_node_of_ids(kept, ns)
+            name = node.value.rsplit("/", 1)[-1]
+            slugs = rdf.paper_slugs(kept, taken=taken)
+            segments = {pid: s for pid, s in slugs.items() if s != rdf.slug(pid)}  # only the rare renamed ones travel
+            names = [Path(u).name for u in urls]
+            head = f"part-{name}-00000.nt"
+            informed = [a["iri"] for a in old.activities] if old is not None else []
+            with atomic_write(folder / head) as stream:
+                made = [*(scheme.triples if old is None else ()), *rdf.provenance(node, len(kept), scheme, ns=ns, inputs=names, informed_by=informed)]
+                made = list({str(t): t for t in made}.values())  # a scheme may state a triple twice; a shard states it once
+                rdf.write(made, stream, "nt")
+                head_entry = shards.Shard(head, 0, len(made), stream.tell(), node.value)
+            tasks = [_Task(p, f, frozenset(d), f"part-{name}-{i + 1:05d}.nt") for i, (p, f, d) in enumerate(zip(parts, first_lines, drops))]
+            work = functools.partial(_extract_part, config=config, folder=str(folder), build_iri=node.value, segments=segments, skip_bad=skip_bad)
+            done = _map(client, work, [t for t, sc in zip(tasks, scanned) if len(sc.ids) > len(t.drop)], progress, "extract")
+        for entry in done:
+            problems.extend(entry.pop("problems"))
+        # Each author, venue and method is described as where it is first met in input order (a local
+        # build's choice between spellings that share an IRI), once, in a last shard of its own.
+        known = _described(folder, old) if old is not None else set()
+        lines: list[str] = []
+        for entry in done:
+            for iri, triples in entry.pop("described").items():
+                if iri not in known:
+                    known.add(iri)
+                    lines.extend(triples)
+        tail = f"part-{name}-described.nt"
+        with atomic_write(folder / tail) as stream:
+            stream.write("".join(f"{line} .\n" for line in lines).encode("utf-8"))
+            tail_entry = shards.Shard(tail, 0, len(lines), stream.tell(), node.value)
+        activity = {"iri": node.value, "papers": len(kept), "inputs": names, "started": _started(made)}
+        new = [head_entry, *(shards.Shard(**e) for e in done if e["papers"]), tail_entry]
+        manifest = shards.Manifest(
+            (*(old.shards if old is not None else ()), *new),
+            (*(old.inputs if old is not None else ()), *names),
+            (*(old.activities if old is not None else ()), activity),
+            tuple(scheme.versions),
+            ns.base,
+            __version__,
+        )
+        shards.write(folder, manifest)
+    except BaseException:
+        if name:  # this run's shards, not yet listed by any manifest: gone with it
+            for path in folder.glob(f"part-{name}-*"):
+                if path.name not in listed and path.name.removesuffix(".ids.tsv") + ".nt" not in listed:
+                    path.unlink(missing_ok=True)
+        raise
+    stale = listed if old is None else set()
     for gone in stale - {s.file for s in manifest.shards}:  # an earlier build's shards, now unlisted
         (folder / gone).unlink(missing_ok=True)
         _ids_path(folder / gone).unlink(missing_ok=True)

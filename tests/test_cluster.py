@@ -139,3 +139,11 @@ def test_a_killed_worker_loses_and_duplicates_nothing(client, slice2000: Path, t
     ids = Counter(t.split(" ", 2)[2] for t in triples if f" {IDENTIFIER} " in t)
     want = {json.dumps(json.loads(line)["id"]) for line in papers.read_text(encoding="utf-8").splitlines()}
     assert set(ids) == want and set(ids.values()) == {1}  # every paper, once
+
+
+def test_a_scheme_that_needs_corpus_counts_is_refused_and_leaves_nothing(client, tmp_path: Path) -> None:
+    folder = Path(__file__).parent / "fixtures" / "two-topics"
+    out = tmp_path / "refused"
+    with pytest.raises(kg.UsageError, match="local engine"):
+        cluster.build([folder / "papers.jsonl"], out, scheduler=client, schemes=[folder / "scheme.ttl"], default_scheme=False)
+    assert not out.exists() or not list(out.iterdir())
