@@ -213,7 +213,8 @@ def main() -> None:
     try:
         print(f"push all {manifest['triples']} triples via gsp-bulk: {r['seconds']:.1f} s, {r['rate']:.0f} triples/s; "
               f"store holds {r['held']} (expected {manifest['triples']}); "
-              f"sample: {sample_check(r['server'], folder)}/200 random triples found")
+              f"sample: {sample_check(r['server'], folder)}/200 random triples found; "
+              f"store on disk {sum(f.stat().st_size for f in r['server'].dir.rglob('*') if f.is_file()) / 2**20:.0f} MB")
     finally:
         r["server"].close()
     print(f"# load average at the end {os.getloadavg()[0]:.1f}")
