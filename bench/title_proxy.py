@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kg import ingest, scheme
-from kg.extract import DEFAULT_THRESHOLD, PhraseExtractor
+from kg.extract import PhraseExtractor
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
@@ -28,7 +28,7 @@ def sample(corpus: Path, n: int) -> list[ingest.Paper]:
 
 def main(argv: list[str]) -> None:
     """Print title recall, title precision and subjects per paper for a sample of the corpus."""
-    threshold = float(argv[argv.index("--threshold") + 1]) if "--threshold" in argv else DEFAULT_THRESHOLD
+    threshold = float(argv[argv.index("--threshold") + 1]) if "--threshold" in argv else None
     args = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or not argv[i - 1].startswith("--"))]
     corpus = Path(args[0]) if args else DEFAULT_CORPUS
     n = int(args[1]) if len(args) > 1 else 3000

@@ -55,7 +55,8 @@ def build(
     schemes: Sequence[str | Path] = (),
     default_scheme: bool = True,
     extractor: str = "phrase",
-    threshold: float = extract.DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    model: str | Path | None = None,
     base: str = rdf.DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
@@ -73,7 +74,7 @@ def build(
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
-    run = extract.make_extractor(extractor, scheme, threshold)
+    run = extract.make_extractor(extractor, scheme, threshold, model)
     papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
     return Built(papers, extractions, scheme, (*got.problems, *problems), tuple(p.name for p in paths), ns)
 

@@ -56,7 +56,8 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
 @click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
 @click.option("--no-default-scheme", is_flag=True, help="Use only the --scheme files, not the bundled ML scheme.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.4, show_default=True, help="Salience needed for dcterms:subject (kg.extract.DEFAULT_THRESHOLD).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Probability a link needs to be a dcterms:subject [the scorer model's own, see kg train].")
+@click.option("--model", type=click.Path(path_type=Path), help="Scorer model written by `kg train` [the bundled one].")
 @click.option("--base", default="https://w3id.org/kg/", show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
@@ -72,7 +73,8 @@ def build(
     output: Path | None,
     schemes: tuple[Path, ...],
     no_default_scheme: bool,
-    threshold: float,
+    threshold: float | None,
+    model: Path | None,
     base: str,
     render_html: bool,
     skip_bad: bool,
@@ -93,6 +95,7 @@ def build(
         "schemes": schemes,
         "default_scheme": not no_default_scheme,
         "threshold": threshold,
+        "model": model,
         "base": base,
         "skip_bad": skip_bad,
         "jobs": jobs,
@@ -342,16 +345,42 @@ def report(graph: Path, output: Path | None) -> None:
 
 
 @cli.command("eval")
-@click.argument("gold", type=click.Path(path_type=Path))
+@click.argument("gold", required=False, type=click.Path(path_type=Path))
 @click.argument("graph", required=False, type=click.Path(path_type=Path))
+@click.option("--keywords", type=click.Path(path_type=Path), help="Score against author keywords (JSONL: id, keywords) instead; GRAPH is then the only argument [the file's papers built in memory].")
 @click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
-@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics.")
+@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind).")
 @_clean_errors
-def eval_(gold: Path, graph: Path | None, vocabulary: Path | None, verbose: bool) -> None:
-    """Score a graph's subjects against gold topics: micro precision, recall and F1 [GRAPH: graphs/icml2024.ttl or the sample]."""
-    from .evaluate import evaluate, report
+def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, vocabulary: Path | None, verbose: bool) -> None:
+    """Score a graph's subjects against gold topics or author keywords: micro precision, recall and F1 [GRAPH: graphs/icml2024.ttl or the sample]."""
+    from .errors import UsageError
+    from .evaluate import evaluate, evaluate_keywords, keyword_report, report
 
+    if keywords is not None:
+        if gold is not None and graph is not None:
+            raise UsageError("with --keywords give at most one argument, the GRAPH to score")
+        click.echo(keyword_report(evaluate_keywords(keywords, gold or graph), verbose=verbose))
+        return
+    if gold is None:
+        raise UsageError("give a GOLD topics file, or --keywords FILE")
     click.echo(report(evaluate(gold, graph, vocabulary), verbose=verbose))
+
+
+@cli.command("train")
+@click.option("--keywords", required=True, type=click.Path(path_type=Path), help="Papers with author keywords (JSONL: id, title, abstract, keywords).")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Model file to write (JSON), for `kg build --model`.")
+@click.option("--folds", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds (by paper).")
+@_clean_errors
+def train(keywords: Path, output: Path, folds: int) -> None:
+    """Fit the link scorer on papers with author keywords; print its cross-validated figures (needs kg[train])."""
+    from .training.scorer import train_file
+
+    trained = train_file(keywords, output, folds)
+    click.echo(f"cross-validated ({folds} folds by paper), threshold {trained.scorer.threshold:.2f}:")
+    click.echo(trained.cross_validated.figures().line("roll-up"))
+    click.echo(trained.cross_validated.figures(direct=True).line("direct"))
+    click.echo(trained.untitled.figures().line("no title"))
+    click.echo(f"wrote {output}")
 
 
 def main() -> None:

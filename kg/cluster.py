@@ -6,7 +6,7 @@ Three steps, each a dask.bag over the input partitions (kg.partitions):
    kept), gives every paper its IRI (`rdf.paper_slugs` over all ids, in input order) and names the
    build after the ids (`rdf.build_node_of_ids`), and writes shard 0: the scheme and provenance;
 3. extract: each worker reads its partition again, extracts with an extractor it built once (a
-   per-process cache keyed by the extractor's name, scheme files and threshold: the scheme and the
+   per-process cache keyed by the extractor's name, scheme files, threshold and model: the scheme and the
    spaCy pipeline are loaded on the worker, never pickled per task) and writes its shard atomically.
 The manifest is written last (kg.shards). A task that dies with its worker is run again elsewhere
 and writes the same bytes under the same name, so no paper is lost or written twice.
@@ -38,8 +38,9 @@ class Config:
 
     extractor: str
     scheme_files: tuple[str, ...]
-    threshold: float
+    threshold: float | None
     base: str
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ _LOCK = threading.Lock()
 @functools.lru_cache(maxsize=2)
 def _extractor(config: Config) -> extract.Extractor:
     """The worker's extractor, built on first use in each worker process and kept."""
-    run = extract.make_extractor(config.extractor, scheme_.load(list(config.scheme_files)), config.threshold)
+    run = extract.make_extractor(config.extractor, scheme_.load(list(config.scheme_files)), config.threshold, config.model)
     if not getattr(run, "per_paper", False):
         raise UsageError(
             "this scheme has concepts without corpus rates, so a paper's scores depend on the whole corpus: "
@@ -220,7 +221,8 @@ def build(
     schemes: Sequence[str | Path] = (),
     default_scheme: bool = True,
     extractor: str = "phrase",
-    threshold: float = extract.DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    model: str | Path | None = None,
     base: str = rdf.DEFAULT_BASE,
     skip_bad: bool = False,
     blocksize: int = BLOCKSIZE,
@@ -246,7 +248,7 @@ def build(
     if old is not None and old.scheme_versions and scheme.versions and set(old.scheme_versions) != set(scheme.versions):
         raise UsageError(f"{output} was built with concept scheme version {', '.join(old.scheme_versions)}, the scheme now is "
                          f"{', '.join(scheme.versions)}; run a full build instead of --update")
-    config = Config(extractor, tuple(str(Path(f).absolute()) for f in files), threshold, ns.base)
+    config = Config(extractor, tuple(str(Path(f).absolute()) for f in files), threshold, ns.base, str(Path(model).absolute()) if model else None)
     urls = [str(p) for p in inputs] if inputs is not None else [str(p) for p in sample_inputs()]
     parts = plan(urls, blocksize)
     existing, taken = _existing(folder, old) if old is not None else ({}, [])

@@ -16,6 +16,8 @@ from typing import Iterable
 
 from .errors import InputError
 from .ingest import fold
+from .keywords import Hierarchy, KeywordEvaluation, read_keywords, score_keywords
+from .keywords import topic_key as topic_key
 
 DCTERMS = "http://purl.org/dc/terms/"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
@@ -68,12 +70,6 @@ class Evaluation:
     def unmatched(self) -> tuple[str, ...]:
         """Gold lines whose abstract is not in the graph."""
         return tuple(p.where for p in self.papers if p.paper is None)
-
-
-def topic_key(name: str) -> str:
-    """The comparison form of a topic or label: lower case, hyphens as spaces, no final plural 's'."""
-    key = " ".join(name.lower().replace("-", " ").split())
-    return key[:-1] if key.endswith("s") and not key.endswith("ss") else key
 
 
 def read_gold(path: str | Path) -> list[dict]:
@@ -199,4 +195,107 @@ def report(result: Evaluation, verbose: bool = False) -> str:
         lines.append(f"warning: {len(result.unmatched)} gold abstracts not found in the graph (use -v to list them)")
     lines.append(f"papers {len(result.papers)}  pairs: {result.tp} found, {result.fn} missed, {result.fp} extra")
     lines.append(f"precision {result.precision:.3f}  recall {result.recall:.3f}  F1 {result.f1:.3f}")
+    return "\n".join(lines)
+
+
+OA = "http://www.w3.org/ns/oa#"
+
+
+@dataclass(frozen=True)
+class KeywordResult:
+    """The keyword rule's figures for a graph, with what -v needs to explain them."""
+
+    evaluation: KeywordEvaluation
+    labels: dict[str, str]  # concept IRI → prefLabel
+    mentioned: dict[str, frozenset[str]]  # paper id → concepts its annotations name
+
+
+def evaluate_keywords(keywords: str | Path, graph: str | Path | None = None) -> KeywordResult:
+    """Score a graph's subjects against the author keywords of a keyword file (see kg.keywords).
+
+    Papers are matched by dcterms:identifier. Without `graph`, the keyword file's own papers
+    (id, title, abstract) are built in memory with the default extraction.
+    """
+    entries = read_keywords(keywords)
+    if graph is not None:
+        from . import rdf
+
+        triples: Iterable = rdf.read_triples(graph)
+    else:
+        from .build import build
+
+        triples = build([keywords]).triples()
+    ids: dict[str, str] = {}
+    subjects: dict[str, set[str]] = {}
+    labels: dict[str, set[str]] = {}
+    pref: dict[str, str] = {}
+    broader: dict[str, set[str]] = {}
+    bodies: dict[str, str] = {}
+    targets: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for t in triples:
+        s, p, o = t.subject.value, t.predicate.value, t.object.value
+        if p == DCTERMS + "identifier":
+            ids[s] = o
+        elif p == DCTERMS + "subject":
+            subjects.setdefault(s, set()).add(o)
+        elif p in (SKOS + "prefLabel", SKOS + "altLabel"):
+            labels.setdefault(s, set()).add(topic_key(o))
+            if p == SKOS + "prefLabel":
+                pref.setdefault(s, o)
+        elif p == SKOS + "broader":
+            broader.setdefault(s, set()).add(o)
+        elif p == OA + "hasBody":
+            bodies[s] = o
+        elif p == OA + "hasTarget":
+            targets[s] = o
+        elif p == OA + "hasSource":
+            sources[s] = o
+    hierarchy = Hierarchy({c: frozenset(k) for c, k in labels.items()}, {c: frozenset(b) for c, b in broader.items()})
+    predicted = {ids[paper]: concepts for paper, concepts in subjects.items() if paper in ids}
+    predicted.update({i: set() for i in ids.values() if i not in predicted})
+    mentioned: dict[str, set[str]] = {}
+    for ann, body in bodies.items():
+        paper = sources.get(targets.get(ann, ""), "")
+        if paper in ids:
+            mentioned.setdefault(ids[paper], set()).add(body)
+    result = score_keywords(entries, predicted, hierarchy)
+    closed = {paper: hierarchy.closure(c) for paper, c in mentioned.items()}
+    return KeywordResult(result, pref, closed)
+
+
+def keyword_report(result: KeywordResult, verbose: bool = False) -> str:
+    """The keyword figures as text; with `verbose`, each paper's misses and extras grouped by kind.
+
+    Misses are "not in the text" (no mention of the concept or of anything below it) or "below the
+    threshold" (mentioned, not made a subject); extras are "direct" (a subject the keywords do not
+    support) or "rolled up" (a concept above a subject).
+    """
+    ev = result.evaluation
+    name = result.labels.get
+    lines = []
+    if verbose:
+        for p in ev.papers:
+            missed = p.gold - p.predicted
+            extra = ev.extras(p)
+            if not (missed or extra):
+                continue
+            seen = result.mentioned.get(p.id, frozenset())
+            groups = {
+                "missed, not in the text": missed - seen,
+                "missed, below the threshold": missed & seen,
+                "extra, a subject": extra & p.predicted_direct,
+                "extra, rolled up": extra - p.predicted_direct,
+            }
+            lines.append(p.id)
+            for kind, concepts in groups.items():
+                if concepts:
+                    lines.append(f"  {kind}: " + ", ".join(sorted(name(c, c) for c in concepts)))
+    scored = len(ev.papers)
+    lines.append(f"papers {scored + ev.left_out}: {scored} scored, {ev.left_out} without a keyword that names a concept")
+    if ev.unmatched:
+        lines.append(f"warning: {ev.unmatched} scored papers are not in the graph (matched by dcterms:identifier)")
+    lines.append(ev.figures().line("roll-up"))
+    lines.append(ev.figures(direct=True).line("direct"))
+    lines.append(f"coverage {ev.coverage:.3f} of the keywords used by at least 3 papers name a concept")
     return "\n".join(lines)

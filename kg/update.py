@@ -58,7 +58,8 @@ def update(
     schemes: Sequence[str | Path] = (),
     default_scheme: bool = True,
     extractor: str = "phrase",
-    threshold: float = extract.DEFAULT_THRESHOLD,
+    threshold: float | None = None,
+    model: str | Path | None = None,
     base: str = rdf.DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
@@ -108,7 +109,7 @@ def update(
         elif scanned is not None:
             graph_index.write(out, existing, scanned)  # so that the next update need not scan the graph
         return Updated(out, 0, 0, unchanged, got.problems)
-    run = extract.make_extractor(extractor, scheme, threshold)
+    run = extract.make_extractor(extractor, scheme, threshold, model)
     options = {"background": Counter(existing.background), "background_papers": len(existing.digests)} if _takes_background(run) else {}
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress, **options)
     build = rdf.build_node(new, ns)

@@ -6,23 +6,27 @@ text; salience: which concepts a paper is about; contributions: the methods it p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
 from ..scheme import Scheme
-from .matcher import DEFAULT_THRESHOLD, PhraseExtractor, make_matchers, make_nlp  # noqa: F401
+from .matcher import PhraseExtractor, make_matchers, make_nlp
 from .records import Extraction, Extractor, Link, Mention, Method
 
 EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
 
 
-def make_extractor(name: str, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> Extractor:
-    """Build the registered extractor `name` for a scheme."""
+def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, model: str | Path | None = None) -> Extractor:
+    """Build the registered extractor `name` for a scheme, scoring with `model` (None: the shipped scorer).
+
+    `threshold` None uses the model's own threshold (the one that maximised F1 where it was fitted).
+    """
     try:
         factory = EXTRACTORS[name]
     except KeyError:
         raise UsageError(f"unknown extractor {name!r} (available: {', '.join(sorted(EXTRACTORS))})") from None
-    return factory(scheme, threshold)
+    return factory(scheme, threshold, Path(model).resolve() if model is not None else None)
 
 
 def derive_label(abstract: str, scheme: Scheme | None = None) -> str:
@@ -35,7 +39,6 @@ def derive_label(abstract: str, scheme: Scheme | None = None) -> str:
 
 
 __all__ = [
-    "DEFAULT_THRESHOLD",
     "EXTRACTORS",
     "Extraction",
     "Extractor",

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from itertools import product
 from typing import Sequence
 
@@ -16,9 +17,11 @@ from ..scheme import KG, Scheme
 from . import acronyms, contributions, salience
 from .cleanup import Cleaned, clean
 from .labels import label_tokens
+from .features import ConceptFacts, MentionNote, candidate_rows, eligible
 from .records import Extraction, Link, Mention, Method
+from .scorer import Scorer
+from .scorer import load as load_scorer
 
-DEFAULT_THRESHOLD = 0.4
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
 
@@ -185,17 +188,20 @@ class _Read:
 
     paper: Paper
     cleaned: Cleaned
-    found: tuple[tuple[str, int, int, float], ...]  # concept, start, end (cleaned offsets), weight
+    notes: tuple[MentionNote, ...]  # each mention (cleaned offsets), with its weight and context, see features
     title_concepts: frozenset[str]
     methods: tuple[tuple[int, int], ...]
+    sentences: int
 
 
 class PhraseExtractor:
     """Dictionary matching with acronyms, markup clean-up, salience scores and proposed methods."""
 
-    def __init__(self, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(self, scheme: Scheme, threshold: float | None = None, model: Path | None = None) -> None:
         self.scheme = scheme
-        self.threshold = threshold
+        self.model = model
+        self._threshold = threshold
+        self.facts = ConceptFacts.of(scheme)
         self.nlp = make_nlp()
         self.folded, self.exact = make_matchers(self.nlp, scheme)
         self.cues = CueMatcher(self.nlp)
@@ -204,20 +210,50 @@ class PhraseExtractor:
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
-        # With a corpus prior for every concept, a paper's links depend on that paper alone: builds can be
-        # split into chunks (--jobs, --update) and give the same bytes.
-        self.per_paper = all(iri in self.priors for iri in scheme.concepts)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
+        read = self.read(papers)
+        candidates = self.candidates(read)
+        rows = [row for _, paper_rows in candidates for row in paper_rows]
+        scores = iter(zip(self.scorer.probabilities(rows), map(eligible, rows)))
+        return [self._extract(r, concepts, [next(scores) for _ in concepts]) for r, (concepts, _) in zip(read, candidates)]
+
+    @property
+    def per_paper(self) -> bool:
+        """With a corpus prior for every concept, a paper's links depend on that paper alone: builds can be
+        split into chunks (--jobs, --update) and give the same bytes."""
+        return all(iri in self.priors for iri in self.scheme.concepts)
+
+    @property
+    def scorer(self) -> Scorer:
+        return load_scorer(self.model)
+
+    @property
+    def threshold(self) -> float:
+        """The probability a link needs to be a subject: the one given, else the model's own."""
+        return self.scorer.threshold if self._threshold is None else self._threshold
+
+    def read(self, papers: Sequence[Paper]) -> list[_Read]:
+        """Match labels and cues in each paper's title and abstract."""
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
-        read = [
+        return [
             self._read(paper, c, doc, title_docs.get(i))
             for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
         ]
-        df = Counter(concept for r in read for concept in {f[0] for f in r.found if f[3] > salience.PASSING_WEIGHT})
-        return [self._extract(r, df, len(papers)) for r in read]
+
+    def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
+        """Each paper's candidate concepts and their feature rows (kg.extract.features)."""
+        priors = self.priors
+        if not self.per_paper:
+            # Concepts the reference corpus does not know (a user's scheme): this build's own counts stand in.
+            df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
+            priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
+        return [
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors)
+            for r in read
+        ]
 
     def _concept_spans(self, doc) -> list[tuple[str, int, int, bool]]:
         """(concept, start char, end char, exact-case match) for every label match in a doc."""
@@ -249,37 +285,29 @@ class PhraseExtractor:
                     own = {d.short_start for d in defs}
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
         kept = _same_item_once(_longest_first(spans), text)
+        exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_tokens = self.cues(doc)
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights(kept, text)))
+        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, found, title, tuple(methods))
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts))
 
-    def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:
+    def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
         abstract = r.paper.abstract
         by_concept: dict[str, list[Mention]] = {}
-        for concept, a, b, weight in r.found:
+        for concept, a, b, weight, *_ in r.notes:
             start, end = r.cleaned.original(a, b)
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
-        for concept in r.title_concepts:
-            by_concept.setdefault(concept, [])
         links = []
-        for concept, ms in sorted(by_concept.items()):
-            in_title = concept in r.title_concepts
-            prior = self.priors.get(concept)
-            if prior is None:  # a concept the reference corpus does not know: the build's own counts decide
-                specific = salience.specificity(df[concept], n_papers)
-            else:
-                specific = salience.specificity_of_rate(prior.rate) * prior.topicality
-            value = salience.score([m.weight for m in ms], in_title, specific)
-            is_dataset = concept in self.datasets
-            subject = value >= self.threshold and (in_title or not is_dataset)
-            links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))
+        for concept, (p, may_be_subject) in zip(concepts, scores):
+            value = round(p, 3)
+            ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
+            links.append(Link(concept, value, may_be_subject and value >= self.threshold, ms, concept in self.datasets))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)

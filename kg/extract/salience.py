@@ -1,14 +1,13 @@
-"""How much a paper is about each concept it mentions: where, how often, and how specific the concept is.
+"""Where a paper mentions a concept and in what context, and how common the concept is in a reference corpus.
 
-Each mention gets a weight from its place (title, opening sentences, a sentence that says what
-the paper does) and its context (a contrast or an example list says the paper is not about it);
-a concept's evidence is its best mention plus half of the others, scaled down for concepts that
-many papers of the build mention, and squashed into a score in [0, 1).
+Each mention gets a weight from its place (opening sentences, a sentence that says what the paper
+does) and its context (a contrast or an example list says the paper is not about it; an
+enumeration says little about each item). These weights, and the corpus priors, are features of
+the learned scorer (kg.extract.features, kg.extract.scorer), which decides what the paper is about.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -19,18 +18,14 @@ PASSING_WEIGHT = 0.25  # a mention after "unlike", "such as", "e.g.", "applicati
 FIRST_SENTENCE_BONUS = 1.0
 SECOND_SENTENCE_BONUS = 0.5
 FOCUS_BONUS = 1.0  # a sentence with "we propose / we study / this paper / in this work"
-TITLE_EVIDENCE = 2.0
 LIST_SIZE = 3  # distinct concepts coordinated by commas / "and" that make an enumeration
 CROWDED_SIZE = 4  # distinct concepts in one sentence that make it a survey of the field
 LIST_FACTOR = 0.5
-OTHER_MENTIONS = 0.5  # each further mention adds half its weight
-TEMPERATURE = 2.0  # evidence 2·ln 2 ≈ 1.4 (one mention in the first sentence) scores 0.5
 PRIOR_PAPERS = 200  # specificity is smoothed as if the build had this many more papers…
 PRIOR_RATE = 0.02  # …mentioning each concept at this rate (or at its rate in the reference corpus)
 TOPICAL_PRIOR_PAPERS = 20  # keyphraseness is smoothed towards the average as if this many more papers had it
 TOPICAL_MIN = 0.5  # "machine learning", named by 3% of the titles of abstracts that use it, counts half
 TOPICAL_MAX = 1.0
-SPECIFIC_RATE = 0.01  # a concept that at most this share of papers mentions is fully specific
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
 _CLAUSE_END = re.compile(r"[;:()\[\]]|[.!?](?:\s|$)")
@@ -62,13 +57,18 @@ class Context:
         return w + (FOCUS_BONUS if n in self.focus else 0.0)
 
     def weights(self, mentions: list[tuple[str, int, int]], text: str) -> list[float]:
-        """Weights of (concept, start, end) mentions; an enumeration says little about each item.
+        """Weights of (concept, start, end) mentions (the first field of `describe`)."""
+        return [d[0] for d in self.describe(mentions, text)]
 
-        Outside the opening sentence, LIST_SIZE or more mentions coordinated only by commas, "and",
-        "or" (and parenthesised acronyms: "Pretraining, Supervised Fine-Tuning (SFT), and RLHF") form an
-        enumeration of phases, baselines or settings: their mentions count LIST_FACTOR as much; so do
-        the mentions of a sentence naming CROWDED_SIZE or more concepts, unless it says what the paper
-        does ("we propose X, which consists of A, B and C": the parts of the contribution).
+    def describe(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[float, int, bool, bool, bool]]:
+        """(weight, sentence, in a focus sentence, in passing, listed) of each (concept, start, end) mention.
+
+        An enumeration says little about each item. Outside the opening sentence, LIST_SIZE or more
+        mentions coordinated only by commas, "and", "or" (and parenthesised acronyms: "Pretraining,
+        Supervised Fine-Tuning (SFT), and RLHF") form an enumeration of phases, baselines or settings:
+        they are `listed`, and their weights count LIST_FACTOR as much; so are the mentions of a
+        sentence naming CROWDED_SIZE or more concepts, unless it says what the paper does ("we
+        propose X, which consists of A, B and C": the parts of the contribution).
         """
         listed = _enumerated(mentions, text)
         per_sentence: dict[int, set[str]] = {}
@@ -78,8 +78,9 @@ class Context:
         for i, (_, start, _) in enumerate(mentions):
             n = self.sentence(start)
             crowded = len(per_sentence[n]) >= CROWDED_SIZE and n not in self.focus
+            is_listed = n > 0 and (i in listed or crowded)
             w = self.weight(start)
-            out.append(w * LIST_FACTOR if n > 0 and (i in listed or crowded) else w)
+            out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
         return out
 
 
@@ -138,30 +139,9 @@ def _stretch_end(text: str, start: int, pattern: re.Pattern[str]) -> int:
     return len(text)
 
 
-def specificity(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
-    """A factor in [0.5, 1]: 1 for concepts few papers mention, lower for common ones.
-
-    The build's own counts are smoothed towards `prior_rate` (the concept's rate in a reference
-    corpus, see corpus_rates), so a small build knows that "optimization" is common too.
-    """
-    return specificity_of_rate((document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS))
-
-
-def specificity_of_rate(rate: float) -> float:
-    """The specificity factor in [0.5, 1] of a concept that this share of papers mentions."""
-    if rate <= SPECIFIC_RATE:
-        return 1.0
-    s = min(1.0, math.log(1 / rate) / math.log(1 / SPECIFIC_RATE)) if rate < 1 else 0.0
-    return 0.5 + 0.5 * s
-
-
-def score(weights: list[float], in_title: bool, specific: float) -> float:
-    """Salience in [0, 1) from the mention weights of one concept in one paper."""
-    ordered = sorted(weights, reverse=True)
-    evidence = (ordered[0] if ordered else 0.0) + OTHER_MENTIONS * sum(ordered[1:])
-    if in_title:
-        evidence += TITLE_EVIDENCE
-    return round(1 - math.exp(-evidence * specific / TEMPERATURE), 3)
+def smoothed_rate(document_frequency: int, papers: int, prior_rate: float = PRIOR_RATE) -> float:
+    """A concept's share of papers in a build, smoothed towards `prior_rate` as if PRIOR_PAPERS more papers had it."""
+    return (document_frequency + PRIOR_PAPERS * prior_rate) / (papers + PRIOR_PAPERS)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,150 @@
+"""What the scorer knows of one (paper, concept) candidate: a fixed vector of numbers.
+
+Where and how often the paper mentions the concept (title, opening and focus sentences, contrast
+and example stretches, enumerations), how common and how topical the concept is in a reference
+corpus, where it sits in the scheme and what kind of thing it is (a data set, a tool), and how it
+agrees with the paper's other candidates (its narrower or broader concepts mentioned too).
+The names in FEATURES are the keys of the model file; their order is the vector's order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..scheme import KG, Scheme
+from .salience import PRIOR_RATE, Prior
+
+FEATURES: tuple[str, ...] = (
+    "mentions",  # log(1 + number of mentions in the abstract)
+    "best_weight",  # the largest salience weight of a mention (place and context, see salience.Context)
+    "weight_sum",  # log(1 + sum of the weights)
+    "in_title",
+    "has_title",  # the paper has a title at all (seed lists have none)
+    "title_only",  # named in the title, never in the abstract
+    "first_sentence",  # a mention in the opening sentence
+    "first_position",  # where the first mention is: 0 at the start of the abstract, 1 at its end
+    "last_sentence_only",  # every mention in the closing sentence (evaluation set-up, outlook)
+    "focus",  # a mention in a sentence that says what the paper does
+    "passing_share",  # share of mentions after "unlike", "such as", "applied to" …
+    "listed_share",  # share of mentions that are items of an enumeration
+    "mention_share",  # this concept's share of all the paper's mentions
+    "rank",  # 1/(rank by weight sum among the paper's candidates)
+    "corpus_rate",  # -log10 of the share of reference abstracts that mention it
+    "topicality",  # how often a reference title names it when its abstract does, relative to the average
+    "depth",  # concepts above it
+    "narrower_in_scheme",  # log(1 + concepts below it)
+    "narrower_mentioned",  # candidates of this paper that lie below it
+    "broader_mentioned",  # candidates of this paper that lie above it
+    "dataset",
+    "tool",  # a model, library, metric or other thing a paper uses
+    "acronym_only",  # every mention is an exact-case short form
+    "label_words",  # words of the longest mention
+)
+
+
+@dataclass(frozen=True)
+class ConceptFacts:
+    """Per concept, what the features need of the scheme: depth, narrower count, kinds, ancestors."""
+
+    depth: dict[str, int]
+    narrower: dict[str, int]
+    ancestors: dict[str, frozenset[str]]
+    datasets: frozenset[str]
+    tools: frozenset[str]
+
+    @classmethod
+    def of(cls, scheme: Scheme) -> ConceptFacts:
+        ancestors = {iri: frozenset(scheme.ancestors(iri)) for iri in scheme.concepts}
+        narrower: dict[str, int] = dict.fromkeys(scheme.concepts, 0)
+        for above in ancestors.values():
+            for a in above:
+                if a in narrower:
+                    narrower[a] += 1
+        kinds = {iri: set(c.kinds) for iri, c in scheme.concepts.items()}
+        tool_kinds = {KG + k for k in ("Tool", "Model", "Metric", "Software", "Library")}
+        return cls(
+            depth={iri: len(a) for iri, a in ancestors.items()},
+            narrower=narrower,
+            ancestors=ancestors,
+            datasets=frozenset(i for i, k in kinds.items() if KG + "Dataset" in k),
+            tools=frozenset(i for i, k in kinds.items() if k & tool_kinds),
+        )
+
+
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
+
+
+def candidate_rows(
+    notes: Sequence[MentionNote],
+    title_concepts: frozenset[str],
+    sentences: int,
+    has_title: bool,
+    text_length: int,
+    facts: ConceptFacts,
+    priors: dict[str, Prior],
+) -> tuple[list[str], list[list[float]]]:
+    """The candidates of one paper (mentioned or named in the title), sorted, and their feature rows."""
+    by_concept: dict[str, list[MentionNote]] = {}
+    for note in notes:
+        by_concept.setdefault(note[0], []).append(note)
+    concepts = sorted(set(by_concept) | title_concepts)
+    total = max(1, len(notes))
+    sums = {c: sum(n[3] for n in by_concept.get(c, ())) + (2.0 if c in title_concepts else 0.0) for c in concepts}
+    ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (-sums[c], c)))}
+    present = set(concepts)
+    rows = []
+    last = max(0, sentences - 1)
+    for c in concepts:
+        ms = by_concept.get(c, [])
+        n = len(ms)
+        above = facts.ancestors.get(c, frozenset())
+        prior = priors.get(c)
+        rate = prior.rate if prior is not None else PRIOR_RATE
+        in_title = c in title_concepts
+        rows.append([
+            math.log1p(n),
+            max((m[3] for m in ms), default=0.0),
+            math.log1p(sum(m[3] for m in ms)),
+            float(in_title),
+            float(has_title),
+            float(in_title and n == 0),
+            float(any(m[4] == 0 for m in ms)),
+            (ms[0][1] / text_length) if ms and text_length else 1.0,
+            float(n > 0 and last > 0 and all(m[4] == last for m in ms)),
+            float(any(m[5] for m in ms)),
+            (sum(m[6] for m in ms) / n) if n else 0.0,
+            (sum(m[7] for m in ms) / n) if n else 0.0,
+            n / total,
+            1.0 / ranked[c],
+            -math.log10(max(rate, 1e-5)),
+            prior.topicality if prior is not None else 1.0,
+            float(facts.depth.get(c, 0)),
+            math.log1p(facts.narrower.get(c, 0)),
+            float(sum(1 for d in present if d != c and c in facts.ancestors.get(d, ()))),
+            float(len(above & present)),
+            float(c in facts.datasets),
+            float(c in facts.tools),
+            float(n > 0 and all(m[8] for m in ms)),
+            float(max((_words(m) for m in ms), default=0)),
+        ])
+    return concepts, rows
+
+
+def _words(note: MentionNote) -> int:
+    """Words of a mention, from its span length (a cheap proxy: characters / 6, at least 1)."""
+    return max(1, round((note[2] - note[1]) / 6))
+
+
+_PASSING, _IN_TITLE = FEATURES.index("passing_share"), FEATURES.index("in_title")
+
+
+def eligible(row: Sequence[float]) -> bool:
+    """Whether a candidate may be a subject at all: not when every mention is in passing and the title does not name it.
+
+    A concept named only after "unlike", "such as", "compared to" … is what the paper sets itself
+    against or lists as an example; readers agree it is not what the paper is about.
+    """
+    return not (row[_PASSING] == 1.0 and row[_IN_TITLE] == 0.0)
