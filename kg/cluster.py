@@ -17,6 +17,7 @@ bundled scheme; a scheme with concepts the reference corpus lacks needs corpus c
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -190,7 +191,7 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: 
                 raise InputError(shifted(message, part.url, first))
             problems.append(f"skipped {shifted(message, part.url, first)}")
         drop: set[int] = set()
-        for i, (pid, where, derived, hashed) in enumerate(zip(sc.ids, sc.wheres, sc.derived, sc.digests)):
+        for i, (pid, where, derived, hashed) in enumerate(zip(sc.ids, sc.wheres, sc.derived, sc.digests or itertools.repeat(""))):
             where = shifted(where, part.url, first)
             if pid in seen:
                 what = "the same abstract as" if derived else f"duplicate id {pid!r}, first at"
@@ -256,7 +257,8 @@ def build(
     name = ""
     try:
         with _client(scheduler, workers) as client:
-            scanned: list[Scanned] = _map(client, scan, parts, progress, "scan")
+            # Abstract hashes only for an update (they tell changed papers): a new build's client holds less.
+            scanned: list[Scanned] = _map(client, functools.partial(scan, hashes=old is not None), parts, progress, "scan")
             first_lines, drops, kept, problems, unchanged = _check(parts, scanned, skip_bad, existing)
             if not kept:
                 assert old is not None

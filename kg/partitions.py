@@ -36,7 +36,7 @@ class Scanned:
     ids: tuple[str, ...]
     wheres: tuple[str, ...]  # where each record is ("file:line", lines counted from the partition's first)
     derived: tuple[bool, ...]  # whether the id is a hash of the abstract (the record had none)
-    digests: tuple[str, ...]
+    digests: tuple[str, ...]  # empty when not asked for (a new build needs none)
     problems: tuple[str, ...]  # InputError messages, their line numbers counted from the partition's first
 
 
@@ -85,8 +85,8 @@ def records(part: Part, first_line: int = 1, body: str | None = None) -> Iterato
     yield from ingest.parse(part.url, body, first_line)
 
 
-def scan(part: Part) -> Scanned:
-    """The first pass over a partition (run on a worker): lines, ids, hashes, problems."""
+def scan(part: Part, hashes: bool = True) -> Scanned:
+    """The first pass over a partition (run on a worker): lines, ids, problems, and the abstracts' hashes if asked."""
     from .index import digest
 
     ids: list[str] = []
@@ -105,7 +105,8 @@ def scan(part: Part) -> Scanned:
         ids.append(item.id)
         wheres.append(item.where)
         derived.append(item.id == ingest.content_id(item.abstract))
-        digests.append(digest(item.abstract))
+        if hashes:
+            digests.append(digest(item.abstract))
     return Scanned(body.count("\n"), tuple(ids), tuple(wheres), tuple(derived), tuple(digests), tuple(problems))
 
 
