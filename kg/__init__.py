@@ -13,7 +13,7 @@ from .errors import InputError, KgError, OutputError, QueryError, SchemeError, U
 from .export import export
 from .network import to_networkx
 from .graphio import load
-from .remote import push
+from .upload import push
 from .render import render
 from .update import Updated, update
 from .report import report

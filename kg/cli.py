@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import click
 
-from .defaults import BASE, GRAPH_DIR, PUSH_BATCH, SAMPLE_NAME, SERVE_MAX_ROWS, SERVE_TIMEOUT
+from .defaults import BASE, GRAPH_DIR, SAMPLE_NAME, SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .defaults import VERSION as __version__
 from .errors import KgError
 
@@ -63,6 +63,9 @@ def cli() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
+@click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
 @_clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -77,6 +80,8 @@ def build(
     jobs: int,
     progress: bool | None,
     update_graph: Path | None,
+    engine: str,
+    scheduler: str | None,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
@@ -95,6 +100,9 @@ def build(
         "jobs": jobs,
         "progress": sys.stderr.isatty() if progress is None else progress,
     }
+    if engine == "dask" or scheduler is not None:
+        _cluster_build(inputs, output, update_graph, scheduler, options)
+        return
     if update_graph is not None:
         _update(update_graph, inputs, output, render_html, options)
         return
@@ -162,6 +170,30 @@ def render(
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)
+
+
+def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any]) -> None:
+    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
+    from .build import SAMPLE_NAME
+    from .cluster import build as cluster_build
+    from .errors import UsageError
+
+    if update_graph is not None and not inputs:
+        raise UsageError("--update needs the new inputs too: kg build --engine dask --update FOLDER NEW_INPUT ...")
+    if update_graph is not None and output is not None and output != update_graph:
+        raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
+    folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
+    workers = options.pop("jobs")
+    result = cluster_build(inputs or None, folder, scheduler=scheduler, workers=workers,
+                           update=update_graph is not None, **options)
+    for problem in result.problems:
+        click.echo(f"warning: {problem}", err=True)
+    m = result.manifest
+    if update_graph is not None and not result.added:
+        click.echo(f"{folder} is up to date: all {result.unchanged} papers of the inputs are in it")
+        return
+    click.echo(f"wrote {folder}/manifest.json: {result.added} papers {'added' if update_graph else 'built'}; "
+               f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
 def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any]) -> None:
@@ -258,18 +290,19 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 
 @cli.command("push")
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("--endpoint", required=True, metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update).")
+@click.option("--store", metavar="URL", help="The store's Graph Store Protocol URL, the fast way (Oxigraph: http://HOST:PORT/store).")
+@click.option("--endpoint", metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update): batched INSERT DATA, and the swap of --replace.")
 @click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
-@click.option("--replace", is_flag=True, help="Empty that graph first instead of adding to it.")
-@click.option("--batch", default=PUSH_BATCH, show_default=True, type=click.IntRange(1), help="Triples per INSERT DATA request.")
+@click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was).")
+@click.option("--batch", type=click.IntRange(1), help="Triples per request [500000 with --store, else 20000].")
 @_clean_errors
-def push_command(graph: Path, endpoint: str, graph_iri: str | None, replace: bool, batch: int) -> None:
-    """Load a graph file into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …) with batched updates."""
-    from .remote import push as push_graph
+def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, batch: int | None) -> None:
+    """Load a graph file or shard folder into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …)."""
+    from .upload import push as push_graph
 
-    n = push_graph(graph, endpoint, graph_iri=graph_iri, replace=replace, batch=batch,
+    n = push_graph(graph, endpoint, store=store, graph_iri=graph_iri, replace=replace, batch=batch,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
-    click.echo(f"pushed {n} triples to {endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
+    click.echo(f"pushed {n} triples to {store or endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
 
 
 # --- analytics: analyze, report -------------------------------------------------------------

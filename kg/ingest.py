@@ -196,8 +196,25 @@ def _read_json(path: Path, text: str) -> Iterator[Paper | InputError]:
         yield _record(record, f"{path}: record {number}")
 
 
-def _read_jsonl(path: Path, text: str) -> Iterator[Paper | InputError]:
-    for number, line in enumerate(_lines(text), start=1):
+def parse(name: str, text: str, first_line: int = 1) -> Iterator[Paper | InputError]:
+    """The records of one input's text, as `read` reads them (the format from the name's suffix).
+
+    For JSONL, `text` may be a run of whole lines from the middle of the file that starts at
+    line `first_line` (how a cluster build reads a partition); other formats must be whole files.
+    """
+    reader = _READERS.get(Path(name).suffix.lower())
+    if reader is None:
+        yield InputError(f"{name}: unknown input format {Path(name).suffix or '(no suffix)'!r} (known: {', '.join(sorted(_READERS))})")
+    elif reader is _read_jsonl:
+        yield from _read_jsonl(Path(name), text, first_line)
+    elif first_line != 1:
+        raise ValueError(f"only JSONL input can be read from line {first_line}")  # a bug in the caller
+    else:
+        yield from reader(Path(name), text)
+
+
+def _read_jsonl(path: Path, text: str, first_line: int = 1) -> Iterator[Paper | InputError]:
+    for number, line in enumerate(_lines(text), start=first_line):
         if not line.strip():
             continue
         where = f"{path}:{number}"

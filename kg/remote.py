@@ -1,30 +1,31 @@
-"""Remote SPARQL 1.1 stores: load a graph into one (`push`) and run named queries there.
+"""Remote SPARQL 1.1 stores: run named queries there (loading a graph into one is kg.upload).
 
 Plain urllib and the SPARQL 1.1 Protocol, so any store works: Oxigraph, Fuseki, GraphDB, Virtuoso.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from .defaults import PUSH_BATCH, PUSH_TIMEOUT, QUERY_TIMEOUT
+from .defaults import QUERY_TIMEOUT
 from .errors import QueryError, UsageError
 from .results import Results, from_sparql_json
-
-BATCH = PUSH_BATCH
 
 
 def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
     """POST and return (body, content type); HTTP and network failures become QueryError."""
+    return request("POST", url, body, content_type, accept, timeout)
+
+
+def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
+    """Send one HTTP request and return (body, content type); HTTP and network failures become QueryError."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
-    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type, "Accept": accept})
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.read(), resp.headers.get("Content-Type", "")
@@ -34,44 +35,6 @@ def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float)
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise QueryError(f"cannot reach {url} ({reason}); is the store running?") from None
-
-
-def push(
-    graph: str | Path,
-    endpoint: str,
-    *,
-    graph_iri: str | None = None,
-    replace: bool = False,
-    batch: int = BATCH,
-    timeout: float = PUSH_TIMEOUT,
-    progress: Callable[[int], None] | None = None,
-) -> int:
-    """Load a graph file into a SPARQL 1.1 store with batched INSERT DATA; return the triples sent.
-
-    `graph_iri` puts the triples in that named graph (else the default graph); `replace` empties it first.
-    """
-    import pyoxigraph as ox
-
-    from .graphio import read_triples
-
-    if graph_iri is not None and not graph_iri.partition(":")[0].isalpha():
-        raise UsageError(f"--graph {graph_iri!r} must be an absolute IRI such as https://example.org/graph/icml2024")
-    triples = read_triples(graph)
-    if any(type(x).__name__ == "BlankNode" for t in triples for x in (t.subject, t.object)):
-        # Blank-node labels would be renamed per request and split across batches; kg graphs have none.
-        raise UsageError(f"{graph}: has blank nodes, which cannot be pushed in batches; use the store's bulk loader")
-    open_, close = (f"GRAPH <{graph_iri}> {{\n", "}\n") if graph_iri else ("", "")
-    if replace:
-        clear = f"DROP SILENT GRAPH <{graph_iri}>" if graph_iri else "DROP SILENT DEFAULT"
-        _post(endpoint, clear.encode(), "application/sparql-update", "*/*", timeout)
-    for i in range(0, len(triples), batch):
-        chunk = io.BytesIO()
-        ox.serialize(triples[i : i + batch], chunk, format=ox.RdfFormat.N_TRIPLES)
-        update = b"INSERT DATA {\n" + open_.encode() + chunk.getvalue() + close.encode() + b"}\n"
-        _post(endpoint, update, "application/sparql-update; charset=utf-8", "*/*", timeout)
-        if progress is not None:
-            progress(min(i + batch, len(triples)))
-    return len(triples)
 
 
 def run_remote(

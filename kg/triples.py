@@ -65,28 +65,37 @@ def triples(
 
 def build_node(papers: Sequence[Paper], ns: Namespaces = Namespaces()):  # -> pyoxigraph.NamedNode
     """The prov:Activity of a build: named by a hash of the ids of the papers it made."""
+    return build_node_of_ids((p.id for p in papers), ns)
+
+
+def build_node_of_ids(ids: Iterable[str], ns: Namespaces = Namespaces()):  # -> pyoxigraph.NamedNode
+    """The build node of papers with these ids, in order, hashed as a stream (a cluster build never holds the papers)."""
     import pyoxigraph as ox
 
-    return ox.NamedNode(ns.base + "build/" + hashlib.sha256("\n".join(p.id for p in papers).encode()).hexdigest()[:16])
+    h = hashlib.sha256()
+    for i, paper_id in enumerate(ids):
+        h.update(b"\n" + paper_id.encode() if i else paper_id.encode())
+    return ox.NamedNode(ns.base + "build/" + h.hexdigest()[:16])
 
 
 def provenance(
     build,
-    papers: Sequence[Paper],
+    papers: Sequence[Paper] | int,
     scheme: Scheme,
     *,
     ns: Namespaces = Namespaces(),
     inputs: Sequence[str] = (),
     informed_by: Sequence[str] = (),
 ) -> Iterator:
-    """The triples describing one build (or update) activity and the kg software agent."""
+    """The triples describing one build (or update) activity of `papers` (or that many) and the kg software agent."""
     import pyoxigraph as ox
 
+    count = papers if isinstance(papers, int) else len(papers)
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
     agent = N(ns.base + "agent/kg-" + slug(__version__))
     yield T(build, a, N(PROV + "Activity"))
-    yield T(build, N(RDFS + "label"), L(f"kg build of {len(papers)} papers"))
+    yield T(build, N(RDFS + "label"), L(f"kg build of {count} papers"))
     yield T(build, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
     yield T(build, N(PROV + "wasAssociatedWith"), agent)
     for earlier in informed_by:

@@ -117,3 +117,81 @@ def test_values_block_goes_first_in_the_where_clause() -> None:
     assert bound.index("VALUES (?a) { (<http://e/1>) }") == where_brace(text) + 3
     assert uses_service("SELECT * WHERE { service <http://e/> { ?s ?p ?o } }")
     assert not uses_service('SELECT * WHERE { ?s <http://e/SERVICE> "SERVICE" } # SERVICE')
+
+
+def _count(base: str, graph_iri: str | None = None) -> int:
+    text = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }" if graph_iri is None else "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    return kg.query(text, endpoint=f"{base}/query", graph_iri=graph_iri).column("n")[0]
+
+
+@pytest.mark.parametrize("evil", [
+    "http://x/> {} } ; DROP ALL ; INSERT DATA { GRAPH <http://x/y",  # the attack that emptied a store
+    "http://x/y> } ; CLEAR ALL ; #",
+    "not an iri",
+    "http://x/%zz",
+    "http://x/a#b#c",
+])
+def test_a_graph_iri_cannot_inject_an_update(oxigraph: str, mini_ttl: Path, evil: str) -> None:
+    keep = "https://example.org/graph/keep"
+    kg.push(mini_ttl, f"{oxigraph}/update", graph_iri=keep, replace=True)
+    before = _count(oxigraph, keep)
+    runner = CliRunner()
+    for url in (["--endpoint", f"{oxigraph}/update"], ["--store", f"{oxigraph}/store"]):
+        for replace in ([], ["--replace"]):
+            out = runner.invoke(cli, ["push", str(mini_ttl), *url, "--graph", evil, *replace])
+            assert out.exit_code == 1 and "is not an absolute IRI" in out.output, out.output
+    with pytest.raises(kg.UsageError, match="not an absolute IRI"):
+        kg.push(mini_ttl, f"{oxigraph}/update", graph_iri=evil)
+    assert _count(oxigraph, keep) == before > 0  # nothing was dropped or cleared
+
+
+def test_an_interrupted_replace_leaves_the_graph_as_it_was(oxigraph: str, mini_ttl: Path, sample_ttl: Path) -> None:
+    target = "https://example.org/graph/replace-me"
+    kg.push(mini_ttl, f"{oxigraph}/update", graph_iri=target, replace=True)
+    before = _count(oxigraph, target)
+    total = _count(oxigraph)
+
+    def interrupt(done: int) -> None:
+        raise KeyboardInterrupt  # Ctrl-C after the first batch reached the store
+
+    for how in ({"endpoint": f"{oxigraph}/update"}, {"store": f"{oxigraph}/store", "endpoint": f"{oxigraph}/update"}):
+        with pytest.raises(kg.upload.PushError) as caught:
+            kg.push(sample_ttl, graph_iri=target, replace=True, batch=500, progress=interrupt, **how)  # type: ignore[arg-type]
+        assert "is as it was (not replaced)" in str(caught.value) and "were dropped" in str(caught.value)
+        assert _count(oxigraph, target) == before  # not emptied, not half-loaded
+        assert _count(oxigraph) == total  # and the temporary graph is gone
+    # A failure half-way (the store refuses a request) leaves it as it was too.
+    with pytest.raises(kg.upload.PushError, match="is as it was"):
+        kg.push(sample_ttl, f"{oxigraph}/update", store=f"{oxigraph}/no-such-store", graph_iri=target, replace=True, batch=500)
+    assert _count(oxigraph, target) == before
+    # An interrupted push that adds says exactly how much it added.
+    added = "https://example.org/graph/added"
+    with pytest.raises(kg.upload.PushError, match=r"stopped after 500 triples were loaded"):
+        kg.push(sample_ttl, f"{oxigraph}/update", graph_iri=added, batch=500, progress=interrupt)
+    assert _count(oxigraph, added) == 500
+
+
+def test_push_through_the_graph_store_protocol(oxigraph: str, sample_ttl: Path) -> None:
+    import random
+
+    target = "https://example.org/graph/gsp"
+    local = kg.graphio.read_triples(sample_ttl)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--batch", "3000"])
+    assert out.exit_code == 0, out.output
+    assert f"pushed {len(local)} triples" in out.output and out.output.count("sent ") == -(-len(local) // 3000)
+    assert _count(oxigraph, target) == len(set(local))  # a store keeps each triple once
+    # A sample of the file's triples, each asked for by value (ASK with the terms bound, not pasted).
+    for t in random.Random(7).sample(local, 50):
+        text = f"ASK {{ {t.subject} {t.predicate} {t.object} }}"
+        assert kg.query(text, endpoint=f"{oxigraph}/query", graph_iri=target).boolean, t
+    # --replace in one request is a Graph Store PUT; in several it needs the update URL for the swap.
+    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--replace"])
+    assert out.exit_code == 0 and _count(oxigraph, target) == len(set(local)), out.output
+    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--replace", "--batch", "3000"])
+    assert out.exit_code == 1 and "needs --endpoint" in out.output
+    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--endpoint", f"{oxigraph}/update",
+                              "--graph", target, "--replace", "--batch", "3000"])
+    assert out.exit_code == 0 and _count(oxigraph, target) == len(set(local)), out.output
+    out = runner.invoke(cli, ["push", str(sample_ttl)])
+    assert out.exit_code == 1 and "--store" in out.output
