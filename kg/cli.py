@@ -245,13 +245,18 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
               help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
+@click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
+@click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
+@click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
 @_clean_errors
-def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool) -> None:
+def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
+                  max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
     """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from .query import default_graph
     from .serve import serve as run_server
 
-    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
+    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
+               max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
 
 
 @cli.command("push")

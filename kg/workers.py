@@ -111,23 +111,42 @@ class Pool:
             self._all.add(worker)
         return worker
 
+    def started(self, timeout: float = 120.0) -> str | None:
+        """Wait until one worker has started: None, or why it could not (e.g. the graph does not parse)."""
+        try:
+            worker = self._idle.get(timeout=timeout)
+        except queue.Empty:
+            return "no query worker is free"
+        try:
+            problem = self._ready(worker)
+        finally:
+            self._idle.put(worker)
+        return problem
+
+    def _ready(self, worker: _Worker) -> str | None:
+        """Wait for a fresh worker's start-up (imports, opening the store): None when ready, else why not."""
+        if worker.ready:
+            return None
+        if not worker.conn.poll(120):
+            return "query worker did not start"
+        try:
+            tag, value = worker.conn.recv()
+        except (EOFError, OSError):
+            return "query worker failed to start"
+        if tag != "ready":
+            return str(value)
+        worker.ready = True
+        return None
+
     def run(self, job: Any, timeout: float, wait: float | None = None) -> Outcome:
         """Run `job` in an idle worker: the answer, or a timeout (the worker is killed and replaced)."""
         try:
             worker = self._idle.get(timeout=timeout if wait is None else wait)
         except queue.Empty:
             return Outcome(False, kind="busy", message="all query workers are busy; try again shortly")
-        if not worker.ready:
-            # A fresh worker's start-up (imports, opening the store) does not count against the job.
-            if not worker.conn.poll(60):
-                return self._replace(worker, Outcome(False, kind="crash", message="query worker did not start"))
-            try:
-                tag, value = worker.conn.recv()
-            except (EOFError, OSError):
-                return self._replace(worker, Outcome(False, kind="crash", message="query worker failed to start"))
-            if tag != "ready":
-                return self._replace(worker, Outcome(False, kind="crash", message=str(value)))
-            worker.ready = True
+        problem = self._ready(worker)  # a fresh worker's start-up does not count against the job
+        if problem is not None:
+            return self._replace(worker, Outcome(False, kind="crash", message=problem))
         try:
             worker.conn.send(job)
             if not worker.conn.poll(timeout):
