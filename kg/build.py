@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, Sequence
 from . import extract, ingest, parallel, rdf
 from . import index as graph_index
 from . import scheme as scheme_
-from .atomic import atomic_write
+from .atomic import atomic_write, locked
 from .errors import InputError, KgError, UsageError
 from .resources import data_path
 
@@ -120,10 +120,11 @@ def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its index beside it."""
     path = Path(path)
     name = rdf.format_for(fmt, path)
-    with atomic_write(path) as stream:
-        rdf.write(built.triples(), stream, name, ns=built.ns)
-        stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
-    # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-    if stamped is not None:
-        graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
+    with locked(path):  # an update of the same file waits (kg.update)
+        with atomic_write(path) as stream:
+            rdf.write(built.triples(), stream, name, ns=built.ns)
+            stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
+        # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
+        if stamped is not None:
+            graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
     return path

@@ -98,6 +98,7 @@ def build(
         return
     if output is None:
         output = DEFAULT_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+    _refuse_overwrite(output, inputs, output.with_suffix(".html") if render_html else None)
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -170,6 +171,7 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
+    _refuse_overwrite(output or graph, inputs, (output or graph).with_suffix(".html") if render_html else None)
     result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -181,6 +183,15 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+
+
+def _refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
+    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.atomic.refuse_overwrite)."""
+    from .atomic import refuse_overwrite
+
+    refuse_overwrite(output, inputs)
+    if page is not None:
+        refuse_overwrite(page, inputs)
 
 
 # ---- query interface: query, serve, push -------------------------------------------------------
@@ -212,7 +223,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
     from .atomic import atomic_write
     from .errors import UsageError
-    from .query import catalog, from_text
+    from .query import catalog, default_graph, from_text
     from .query import query as run_query
 
     if list_queries:
@@ -225,6 +236,9 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         raise UsageError("--graph reads a local file and --endpoint a remote store: pass one of them")
     if graph_iri and not endpoint:
         raise UsageError("--graph-iri only applies with --endpoint")
+    if output is not None:
+        local = [graph or default_graph()] if endpoint is None else []
+        _refuse_overwrite(output, [*local, *([Path(name)] if Path(name).is_file() else [])])
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
     data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
