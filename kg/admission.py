@@ -8,7 +8,8 @@ worker slots by these rules:
   every worker;
 - a client whose query recently hit a limit (time, memory, response size) or ran past half the
   time limit is *heavy* for `penalty_seconds`: heavy clients together hold at most all workers
-  but one, so one worker stays free for everyone else;
+  but one, and start a query only while another started worker stays idle, so one worker stays
+  free for everyone else (also while a killed worker is being replaced);
 - among waiting clients the one that used the least worker time lately goes first (usage decays
   with a half-life), then first come first served;
 - nobody waits longer than `wait` seconds (shorter than the time limit: a client is told the
@@ -21,7 +22,7 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -47,8 +48,11 @@ class Admission:
     """Slots for `slots` workers, shared fairly between client addresses."""
 
     def __init__(self, slots: int, *, wait: float, limit: float, per_client: int = 8,
-                 half_life: float = 30.0, penalty_seconds: float = 60.0) -> None:
+                 half_life: float = 30.0, penalty_seconds: float = 60.0, ready: Callable[[], int] | None = None) -> None:
+        """`ready`: how many idle workers are started and ready; a heavy client waits unless one would be
+        left for others (a worker killed for a heavy query takes a while to replace)."""
         self.slots, self.wait, self.limit, self.per_client = slots, wait, limit, per_client
+        self.ready = ready
         self.half_life, self.penalty_seconds = half_life, penalty_seconds
         self._cond = threading.Condition()
         self._clients: dict[str, _Client] = {}
@@ -85,7 +89,8 @@ class Admission:
     def _eligible(self, client: str) -> bool:
         """Could this client's ticket take a free slot, ignoring the order of the queue?"""
         state = self._state(client)
-        if self._heavy(state) and self.slots > 1 and self._heavy_running >= self.slots - 1:
+        crowded = self._heavy_running >= self.slots - 1 or (self.ready is not None and self.ready() < 2)
+        if self._heavy(state) and self.slots > 1 and crowded:
             return False
         return not state.running or all(c == client for c in self._queue.values())
 

@@ -150,11 +150,12 @@ class App:
             except OSError:
                 pass  # an unwritable folder: each worker loads the file into memory instead
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
+        self.memory_mb = memory_mb
         self.hosts = guard.host_names(hosts)
         # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
-        self.admission = Admission(workers, wait=wait, limit=timeout)
-        self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers)
+        self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
+        self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
         problem = self.pool.started()
         if problem is not None:
             self.pool.close()
@@ -268,8 +269,11 @@ class App:
             return outcome.value
         if outcome.kind in ("timeout", "crash"):
             self.admission.penalize(client)
+        message = outcome.message
+        if outcome.kind == "crash":
+            message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"
         status = {"timeout": 503, "busy": 503, "crash": 503}.get(outcome.kind, 500)
-        return _text(status, outcome.message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
+        return _text(status, message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
 
     def listing(self) -> Reply:
         """GET /queries: the named queries as JSON."""

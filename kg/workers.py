@@ -92,24 +92,60 @@ class _Worker:
         self.conn.close()
 
 
+class _Idle:
+    """Idle workers; `get` prefers one that has started (a replacement for a killed worker takes a
+    second or two to load the graph, and a job given to it waits that long)."""
+
+    def __init__(self) -> None:
+        self._workers: list[_Worker] = []
+        self._cond = threading.Condition()
+
+    def put(self, worker: _Worker) -> None:
+        with self._cond:
+            self._workers.append(worker)
+            self._cond.notify()
+
+    def ready(self) -> int:
+        """How many idle workers have started."""
+        with self._cond:
+            return sum(1 for w in self._workers if w.ready or w.conn.poll(0))
+
+    def get(self, timeout: float) -> _Worker:
+        with self._cond:
+            if not self._cond.wait_for(lambda: bool(self._workers), timeout):
+                raise queue.Empty
+            ready = [w for w in self._workers if w.ready or w.conn.poll(0)]
+            worker = (ready or self._workers)[0]
+            self._workers.remove(worker)
+            return worker
+
+
 class Pool:
     """A fixed number of worker processes; `run` gives one a job and waits at most `timeout` seconds."""
 
-    def __init__(self, init: Callable[..., Any], init_args: tuple, handle: Callable[[Any, Any], Any], *, size: int = 2) -> None:
+    def __init__(self, init: Callable[..., Any], init_args: tuple, handle: Callable[[Any, Any], Any], *, size: int = 2,
+                 spare: bool = False) -> None:
+        """`spare`: keep one more worker started and idle, which takes a killed worker's place at once
+        (a new one needs a second or more to start, during which the pool would be a worker short)."""
         self._spec = (init, init_args, handle)
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._idle = _Idle()
         self._lock = threading.Lock()
         self._closed = False
         self.killed = 0  # workers ended for overrunning their deadline
         self._all: set[_Worker] = set()
         for _ in range(size):
             self._idle.put(self._start())
+        self._spare = self._start() if spare else None
 
     def _start(self) -> _Worker:
         worker = _Worker(self._spec)
         with self._lock:
             self._all.add(worker)
         return worker
+
+    def ready(self) -> int:
+        """How many idle workers have started and could take a job at once."""
+        return self._idle.ready()
 
     def started(self, timeout: float = 120.0) -> str | None:
         """Wait until one worker has started: None, or why it could not (e.g. the graph does not parse)."""
@@ -166,7 +202,15 @@ class Pool:
         with self._lock:
             self._all.discard(worker)
         if not self._closed:
-            self._idle.put(self._start())
+            with self._lock:
+                promoted, self._spare = self._spare, None
+            if promoted is None:
+                self._idle.put(self._start())
+            else:
+                self._idle.put(promoted)
+                fresh = self._start()
+                with self._lock:
+                    self._spare = fresh
         return outcome
 
     def close(self) -> None:
