@@ -69,6 +69,8 @@ def build(
     ns = rdf.Namespaces(base)  # validate options before any work
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    if isinstance(inputs, (str, Path)):
+        inputs = [inputs]  # one file, not the characters of its name
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)

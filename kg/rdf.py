@@ -54,7 +54,13 @@ class Namespaces:
     base: str = DEFAULT_BASE
 
     def __post_init__(self) -> None:
-        if not re.match(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]*[/#]$", self.base):
+        import pyoxigraph as ox
+
+        try:
+            ox.NamedNode(self.base)  # an IRI parser (RFC 3987), not a pattern: %zz, a second '#', controls fail
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"base IRI {self.base!r} must be an absolute IRI ending in '/' or '#' ({exc})") from None
+        if not self.base.endswith(("/", "#")):
             raise UsageError(f"base IRI {self.base!r} must be an absolute IRI ending in '/' or '#'")
 
     def prefixes(self) -> dict[str, str]:
@@ -390,6 +396,8 @@ def read_triples(path: str | Path) -> list:
             )
     except FileNotFoundError:
         raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl)") from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
 

@@ -116,7 +116,10 @@ def _handle(state: tuple, job: dict) -> Reply:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
     rows = len(results)
-    body, results = guard.fit(results, fmt, max_bytes)
+    try:
+        body, results = guard.fit(results, fmt, max_bytes)
+    except KgError as exc:  # e.g. characters the format cannot carry
+        return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
     if fmt == "html":
         body = _page("Results", f"<p><a href='/'>back</a></p>{body.decode()}").encode()
     headers: tuple[tuple[str, str], ...] = ()

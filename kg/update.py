@@ -70,7 +70,7 @@ def update(
     waits, then reads the graph the first one wrote.
     """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
-    paths = tuple(Path(p) for p in inputs)
+    paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
     refuse_overwrite(out, paths)
     with locked(out):
         return _update(graph, out, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,

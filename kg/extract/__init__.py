@@ -18,6 +18,8 @@ EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
 
 def make_extractor(name: str, scheme: Scheme, threshold: float = DEFAULT_THRESHOLD) -> Extractor:
     """Build the registered extractor `name` for a scheme."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:  # nan fails too
+        raise UsageError(f"threshold {threshold!r} must be a number from 0 to 1 (the salience a subject link needs)")
     try:
         factory = EXTRACTORS[name]
     except KeyError:
