@@ -134,4 +134,9 @@ class Admission:
                 state.heavy_until = max(state.heavy_until, time.monotonic() + self.penalty_seconds)
             self._running -= 1
             self._heavy_running -= heavy
+            if len(self._clients) > 1000:  # forget idle clients whose history no longer matters
+                now = time.monotonic()
+                for name in [c for c, st in self._clients.items()
+                             if not st.running and not st.waiting and st.heavy_until < now and self._state(c).usage < 0.01]:
+                    del self._clients[name]
             self._cond.notify_all()
