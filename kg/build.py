@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, Sequence
 from . import extract, graphio, ingest, parallel, triples
 from . import index as graph_index
 from . import scheme as scheme_
-from .atomic import atomic_write
+from .atomic import atomic_write, locked
 from .defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.build.SAMPLE_NAME
 from .errors import InputError, KgError, UsageError
 from .resources import data_path
@@ -70,6 +70,8 @@ def build(
     ns = Namespaces(base)  # validate options before any work
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    if isinstance(inputs, (str, Path)):
+        inputs = [inputs]  # one file, not the characters of its name
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
@@ -121,10 +123,11 @@ def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its index beside it."""
     path = Path(path)
     name = graphio.format_for(fmt, path)
-    with atomic_write(path) as stream:
-        graphio.write(built.triples(), stream, name, ns=built.ns)
-        stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
-    # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-    if stamped is not None:
-        graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
+    with locked(path):  # an update of the same file waits (kg.update)
+        with atomic_write(path) as stream:
+            graphio.write(built.triples(), stream, name, ns=built.ns)
+            stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
+        # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
+        if stamped is not None:
+            graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
     return path

@@ -136,6 +136,9 @@ def bind(q: NamedQuery, params: Mapping[str, Any], lookup: Lookup) -> dict[str, 
     unknown = sorted(set(params) - set(declared))
     if unknown and declared:
         raise UsageError(f"query {q.name!r} has no parameter {unknown[0]!r} (parameters: {', '.join(declared)})")
+    unused = [name for name in unknown if not re.search(rf"[?$]{re.escape(name)}\b", q.text)]
+    if unused:  # a query without a Parameters: header takes its ?variables as parameters, and nothing else
+        raise UsageError(f"query {q.name!r} has no parameter {unused[0]!r} (it declares none, and has no variable ?{unused[0]})")
     out: dict[str, Term] = {}
     for name, value in params.items():
         if name not in declared:  # an ad-hoc query without header: bind as a plain string or IRI

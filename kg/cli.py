@@ -108,6 +108,7 @@ def build(
         return
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+    _refuse_overwrite(output, inputs, output.with_suffix(".html") if render_html else None)
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -204,6 +205,7 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
+    _refuse_overwrite(output or graph, inputs, (output or graph).with_suffix(".html") if render_html else None)
     result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -215,6 +217,15 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+
+
+def _refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
+    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.atomic.refuse_overwrite)."""
+    from .atomic import refuse_overwrite
+
+    refuse_overwrite(output, inputs)
+    if page is not None:
+        refuse_overwrite(page, inputs)
 
 
 # ---- query interface: query, serve, push -------------------------------------------------------
@@ -246,7 +257,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
     from .atomic import atomic_write
     from .errors import UsageError
-    from .query import catalog, from_text
+    from .query import catalog, default_graph, from_text
     from .query import query as run_query
 
     if list_queries:
@@ -259,6 +270,9 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         raise UsageError("--graph reads a local file and --endpoint a remote store: pass one of them")
     if graph_iri and not endpoint:
         raise UsageError("--graph-iri only applies with --endpoint")
+    if output is not None:
+        local = [graph or default_graph()] if endpoint is None else []
+        _refuse_overwrite(output, [*local, *([Path(name)] if Path(name).is_file() else [])])
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
     data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
@@ -279,13 +293,18 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
               help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
+@click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
+@click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
+@click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
 @_clean_errors
-def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool) -> None:
+def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
+                  max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
     """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from .query import default_graph
     from .serve import serve as run_server
 
-    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
+    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
+               max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
 
 
 @cli.command("push")

@@ -80,6 +80,8 @@ def parse(path: str | Path) -> Iterator:
                 yield item.triple if rdf_format.supports_datasets else item
     except FileNotFoundError:
         raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl)") from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
 

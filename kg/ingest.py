@@ -187,10 +187,16 @@ def _read_json(path: Path, text: str) -> Iterator[Paper | InputError]:
     except RecursionError:
         yield InputError(f"{path}: malformed JSON (nested too deeply)")
         return
+    except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
+        yield InputError(f"{path}: unreadable JSON ({exc})")
+        return
     if isinstance(data, dict) and isinstance(data.get("papers"), list):
         data = data["papers"]
     if not isinstance(data, list):
         yield InputError(f"{path}:1: expected a JSON list of paper records (or {{\"papers\": [...]}})")
+        return
+    if not data:
+        yield InputError(f"{path}: the JSON list holds no paper records")
         return
     for number, record in enumerate(data, start=1):
         yield _record(record, f"{path}: record {number}")
@@ -226,6 +232,9 @@ def _read_jsonl(path: Path, text: str, first_line: int = 1) -> Iterator[Paper | 
         except RecursionError:
             yield InputError(f"{where}: malformed JSON (nested too deeply)")
             continue
+        except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
+            yield InputError(f"{where}: unreadable JSON ({exc})")
+            continue
         yield _record(record, where)
 
 
@@ -241,15 +250,23 @@ def _read_csv(path: Path, text: str) -> Iterator[Paper | InputError]:
         if "abstract" not in header:
             yield InputError(f"{path}:1: the CSV header has no 'abstract' column (found: {', '.join(header)})")
             return
+        twice = sorted({name for name in header if name and header.count(name) > 1})
+        if twice:
+            yield InputError(f"{path}:1: the CSV header names the column {twice[0]!r} more than once; keep one")
+            return
         line = rows.line_num + 1
+        found = False
         for row in rows:
             where, line = f"{path}:{line}", rows.line_num + 1
             if not any(cell.strip() for cell in row):
                 continue
+            found = True
             if len(row) != len(header):
                 yield InputError(f"{where}: {len(row)} fields where the header has {len(header)}")
                 continue
             yield _record(dict(zip(header, row)), where)
+        if not found:
+            yield InputError(f"{path}: the CSV has a header but no rows")
     except csv.Error as exc:
         # The csv module cannot resynchronise after a broken quote: the rest of the file is lost.
         yield InputError(f"{path}:{line}: malformed CSV ({exc}); the rest of the file was not read")

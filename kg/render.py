@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .atomic import atomic_write
+from .atomic import atomic_write, refuse_overwrite
 from .errors import QueryError, UsageError
 from .resources import data_path
 from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
@@ -84,6 +84,8 @@ def render(
         raise UsageError("--param sets parameters of --query; pass --query NAME too")
     if hops is not None and concept is None:
         raise UsageError("--hops needs --concept LABEL: the concept whose neighbourhood to draw")
+    if out is not None:
+        refuse_overwrite(out, [p for p in (graph, query) if isinstance(p, (str, Path))])
     chosen = build_view(graph, view=view or "papers", concept=concept, hops=hops, query=query, params=params,
                         max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes, title=title)
     page = to_html(chosen)

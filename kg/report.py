@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .analyze import Analysis, compute
-from .atomic import atomic_write
+from .atomic import atomic_write, refuse_overwrite
 from .facts import Facts
 
 TOP = 20  # concepts in the bar chart and tables
@@ -26,6 +26,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 def report(graph: str | Path, out: str | Path) -> Path:
     """Write the HTML report of the graph file `graph` to `out` (atomically) and return its path."""
+    refuse_overwrite(out, [graph])
     page = report_html(graph, Path(out).parent)
     with atomic_write(out, "w") as stream:
         stream.write(page)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterator
@@ -169,6 +170,21 @@ def _json(r: Results) -> bytes:
                       ensure_ascii=False).encode("utf-8")
 
 
+# Characters XML 1.0 cannot carry at all, not even as references (most C0 controls, U+FFFE/U+FFFF, lone surrogates).
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _x(value: str) -> str:
+    """XML character data for a term's text; a carriage return kept as a reference (a parser would turn it into \\n)."""
+    bad = _NOT_XML.search(value)
+    if bad:
+        from .errors import QueryError
+
+        raise QueryError(f"the results hold U+{ord(bad.group()):04X} ({value[:30]!r}…), which XML 1.0 cannot carry; "
+                         "ask for JSON, CSV or TSV instead")
+    return escape(value, {"\r": "&#13;"})
+
+
 def _xml(r: Results) -> bytes:
     out = ['<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n<head>']
     out += [f"<variable name={quoteattr(v)}/>" for v in r.variables]
@@ -183,15 +199,15 @@ def _xml(r: Results) -> bytes:
                 if t is None:
                     continue
                 if t.kind == "uri":
-                    inner = f"<uri>{escape(t.value)}</uri>"
+                    inner = f"<uri>{_x(t.value)}</uri>"
                 elif t.kind == "bnode":
-                    inner = f"<bnode>{escape(t.value)}</bnode>"
+                    inner = f"<bnode>{_x(t.value)}</bnode>"
                 elif t.lang:
-                    inner = f"<literal xml:lang={quoteattr(t.lang)}>{escape(t.value)}</literal>"
+                    inner = f"<literal xml:lang={quoteattr(t.lang)}>{_x(t.value)}</literal>"
                 elif t.datatype and t.datatype != XSD + "string":
-                    inner = f"<literal datatype={quoteattr(t.datatype)}>{escape(t.value)}</literal>"
+                    inner = f"<literal datatype={quoteattr(t.datatype)}>{_x(t.value)}</literal>"
                 else:
-                    inner = f"<literal>{escape(t.value)}</literal>"
+                    inner = f"<literal>{_x(t.value)}</literal>"
                 out.append(f"<binding name={quoteattr(var)}>{inner}</binding>")
             out.append("</result>")
         out.append("</results>")

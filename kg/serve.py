@@ -15,13 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from . import guard
 from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
-from .errors import KgError, UsageError
+from .errors import InputError, KgError, UsageError
 from .results import GRAPH_FORMATS, MEDIA_TYPES
 
 DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
 DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
 MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # a response body longer than this is cut to the rows that fit
+DEFAULT_MEMORY_MB = 2048  # address space of one query worker (kg.sandbox.memory_limit)
 _ACCEPT: dict[str, str] = {
     "application/sparql-results+json": "json", "application/json": "json",
     "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
@@ -74,20 +77,37 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 # ---- what runs inside a worker process -------------------------------------------------------
 
 
-def _open(graph: str, max_rows: int, memory: bool) -> tuple[Any, int, Any]:
-    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, and
-    the persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory)."""
+def _confined(graph: str, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
+    """`_open` in a query worker that first bars itself from opening network sockets and caps its
+    memory (kg.sandbox; `limits`: MB of address space, bytes of one response)."""
+    from .sandbox import memory_limit, no_network
+
+    sandboxed = no_network()
+    memory_limit(limits[0])
+    return _open(graph, max_rows, memory, limits[1], sandboxed)
+
+
+def _open(graph: str, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES, sandboxed: bool = False) -> tuple:
+    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, the
+    persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory),
+    the byte cap, and whether the process is barred from the network."""
+    from .sparql import refusal
     from .store import open_version
 
     store, folder = open_version(graph, memory=memory)  # one version: the store and its side files agree
-    return store, max_rows, folder
+    refusal("ASK {}")  # load the query checker now, not during the first request
+    return store, max_rows, folder, max_bytes, sandboxed
 
 
-def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
+def _handle(state: tuple, job: dict) -> Reply:
     """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
     from .query import run_store
 
-    store, max_rows, folder = state
+    store, max_rows, folder, max_bytes, sandboxed = state
+    if job.get("untrusted"):
+        refused = guard.refused(job["query"].text, sandboxed, job["query"].name)
+        if refused is not None:
+            return _text(*refused)
     try:
         results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
     except KgError as exc:
@@ -96,10 +116,18 @@ def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     if fmt is None:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
-    body = results.serialize(fmt)
+    rows = len(results)
+    try:
+        body, results = guard.fit(results, fmt, max_bytes)
+    except KgError as exc:  # e.g. characters the format cannot carry
+        return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
     if fmt == "html":
         body = _page("Results", f"<p><a href='/'>back</a></p>{body.decode()}").encode()
-    headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
+    headers: tuple[tuple[str, str], ...] = ()
+    if len(results) < rows:
+        headers = (("X-Kg-Truncated", f"true; max-bytes={max_bytes}"),)
+    elif results.truncated:
+        headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),)
     return Reply(200, MEDIA_TYPES[fmt], body, headers)
 
 
@@ -110,7 +138,10 @@ class App:
     """The WSGI application of `kg serve` for one graph file."""
 
     def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
-                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True,
+                 max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
+                 hosts: Iterable[str] = ()) -> None:
+        from .admission import Admission
         from .store import ensure_store
         from .workers import Pool
 
@@ -123,7 +154,16 @@ class App:
             except OSError:
                 pass  # an unwritable folder: each worker loads the file into memory instead
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
-        self.pool = Pool(_open, (str(self.graph), max_rows, memory), _handle, size=workers)
+        self.memory_mb = memory_mb
+        self.hosts = guard.host_names(hosts)
+        # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
+        wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
+        self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
+        self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+        problem = self.pool.started()
+        if problem is not None:
+            self.pool.close()
+            raise InputError(f"{self.graph}: cannot serve it ({problem})")
 
     def close(self) -> None:
         """Stop the worker processes."""
@@ -144,6 +184,9 @@ class App:
         """Dispatch one request by path and method."""
         path = environ.get("PATH_INFO", "/") or "/"
         method = environ.get("REQUEST_METHOD", "GET").upper()
+        refused = guard.foreign(environ, method, self.hosts)
+        if refused is not None:
+            return _text(*refused)
         if path == "/":
             return Reply(200, "text/html; charset=utf-8", self.home().encode())
         if path == "/graph":
@@ -170,6 +213,8 @@ class App:
                 length = int(environ.get("CONTENT_LENGTH") or 0)
             except ValueError:
                 return _text(400, "bad Content-Length")
+            if length < 0:
+                return _text(400, f"bad Content-Length {length}")
             if length > self.max_request_bytes:
                 return _text(413, f"request of {length} bytes is over the limit of {self.max_request_bytes}")
             body = environ["wsgi.input"].read(length) if length else b""
@@ -195,7 +240,7 @@ class App:
             return _text(403, "this endpoint is read-only: SPARQL Update is refused")
         if uses_service(text):
             return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
-        return self.run(from_text(text, "request"), {}, environ, args)
+        return self.run(from_text(text, "request"), {}, environ, args, untrusted=True)
 
     def named(self, environ: dict, name: str) -> Reply:
         """GET /queries/NAME?param=value&format=…: run a named query."""
@@ -208,17 +253,31 @@ class App:
         params = {k: v[-1] for k, v in args.items() if k != "format" and v and v[-1] != ""}
         return self.run(named[name], params, environ, args)
 
-    def run(self, q: Any, params: dict, environ: dict, args: dict) -> Reply:
-        """Send one job to the worker pool and turn its outcome into a reply."""
+    def run(self, q: Any, params: dict, environ: dict, args: dict, *, untrusted: bool = False) -> Reply:
+        """Send one job to the worker pool, fairly between clients (kg.admission), and turn its outcome into a reply."""
+        from .admission import Busy
+
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
             return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
-        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt}
-        outcome = self.pool.run(job, self.timeout)
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted}
+        client = environ.get("REMOTE_ADDR") or "?"
+        try:
+            with self.admission.slot(client):
+                outcome = self.pool.run(job, self.timeout, wait=5.0)
+        except Busy as exc:
+            return _text(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
+            if any(k == "X-Kg-Truncated" and "max-bytes" in v for k, v in outcome.value.headers):
+                self.admission.penalize(client)
             return outcome.value
-        status = {"timeout": 503, "busy": 503}.get(outcome.kind, 500)
-        return _text(status, outcome.message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
+        if outcome.kind in ("timeout", "crash"):
+            self.admission.penalize(client)
+        message = outcome.message
+        if outcome.kind == "crash":
+            message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"
+        status = {"timeout": 503, "busy": 503, "crash": 503}.get(outcome.kind, 500)
+        return _text(status, message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
 
     def listing(self) -> Reply:
         """GET /queries: the named queries as JSON."""
@@ -274,17 +333,20 @@ def _page(title: str, body: str) -> str:
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            406: "Not Acceptable", 413: "Payload Too Large", 415: "Unsupported Media Type", 500: "Internal Server Error",
+            406: "Not Acceptable", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
+            500: "Internal Server Error",
             503: "Service Unavailable"}
 
 
 def make_app(graph: str | Path, **options: Any) -> App:
-    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory)."""
+    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
+    max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry)."""
     return App(graph, **options)
 
 
 def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool = False):  # -> WSGIServer
     """A threading HTTP server for the app (port 0 picks a free port: see server.server_port)."""
+    import socket
     from socketserver import ThreadingMixIn
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
     from wsgiref.simple_server import make_server as wsgi_server
@@ -292,6 +354,8 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
     class Server(ThreadingMixIn, WSGIServer):
         daemon_threads = True
         allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        request_queue_size = 64
 
     class Handler(WSGIRequestHandler):
         timeout = 30  # a client that stops sending is dropped, not waited on forever
@@ -307,7 +371,7 @@ def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **option
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
     if not Path(graph).is_file():
         raise UsageError(f"{graph}: no such graph file; run 'kg build' first")
-    app = make_app(graph, **options)
+    app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
     try:
         server = make_server(app, host, port)
     except OSError as exc:
@@ -315,7 +379,8 @@ def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **option
         raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
-    print(f"kg serve: http://{host}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"kg serve: http://{shown}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 from . import extract, graphio, ingest, parallel, triples
 from . import index as graph_index
 from . import scheme as scheme_
-from .atomic import atomic_write
+from .atomic import atomic_write, locked, refuse_overwrite
 from .errors import InputError, UsageError
 from .index import digest
 from .vocabulary import DEFAULT_BASE, OA, Namespaces
@@ -66,19 +66,47 @@ def update(
     jobs: int = 1,
     progress: bool = False,
 ) -> Updated:
-    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place."""
+    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place.
+
+    The output is locked for the whole update (kg.atomic.locked): a second update of the same graph
+    waits, then reads the graph the first one wrote.
+    """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
+    paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
+    refuse_overwrite(out, paths)
+    with locked(out):
+        return _update(graph, out, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
+                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress)
+
+
+def _update(
+    graph: Path,
+    out: Path,
+    paths: tuple[Path, ...],
+    *,
+    schemes: Sequence[str | Path],
+    default_scheme: bool,
+    extractor: str,
+    threshold: float | None,
+    model: str | Path | None,
+    base: str,
+    skip_bad: bool,
+    jobs: int,
+    progress: bool,
+) -> Updated:
     ns = Namespaces(base)
     fmt = graphio.format_for(None, out)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     if not graph.is_file():
         raise InputError(f"{graph}: no such graph file; build it first with 'kg build INPUT -o {graph}'")
-    paths = tuple(Path(p) for p in inputs)
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)
+    before = graph_index.stamp(graph)  # the graph as read: checked again before the result replaces it
     existing, scanned = graph_index.load(graph)  # scanned: the stamp of the graph the index was scanned from
+    if not existing.builds:
+        raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
         raise UsageError(f"{graph}: its papers are not under --base {ns.base}; pass the --base it was built with")
     if existing.versions and scheme.versions and existing.versions != set(scheme.versions):
@@ -120,10 +148,10 @@ def update(
     if replaced or fmt not in graph_index.INDEXED or graphio.format_for(None, graph) != fmt:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
         kept = _without(graphio.read_triples(graph), replaced)
-        stamped = _rewrite(out, kept, added, fmt, ns)
+        stamped = _rewrite(graph, out, kept, added, fmt, ns, before)
         graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
     else:
-        stamped = _append(graph, out, added, fmt, ns)
+        stamped = _append(graph, out, added, fmt, ns, before)
         graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems)
 
@@ -142,26 +170,33 @@ def _without(triples: list, papers: set[str]) -> list:
     return [t for t in triples if t.subject.value not in gone]
 
 
-def _append(graph: Path, out: Path, added: list, fmt: str, ns: Namespaces) -> dict | None:
-    """Write the graph's own bytes, then the new triples (their @prefix lines dropped: the file has them).
+def _append(graph: Path, out: Path, added: list, fmt: str, ns: Namespaces, before: dict) -> dict | None:
+    """Write the graph's own bytes, then the new triples, as a block that stands on its own.
 
+    The block declares its own @prefix lines again: the prefixes in force at the end of the file
+    are whatever the file last declared (a graph ending in `@prefix paper: <http://elsewhere/>`
+    would otherwise move every appended paper there), and Turtle lets a later declaration win.
+    `before` is the stamp of the graph as it was read; a graph changed since is not overwritten.
     Returns the stamp of the file written, for its index.
     """
     import io
 
     buffer = io.BytesIO()
     graphio.write(added, buffer, fmt, ns=ns)
-    lines = buffer.getvalue().splitlines(keepends=True)
-    skip = 0
-    while skip < len(lines) and lines[skip].startswith(b"@prefix "):
-        skip += 1
-    body = b"".join(lines[skip:])
+    body = buffer.getvalue()
     with atomic_write(out) as stream:
         size = _copy(graph, stream)
         if size and not _ends_with_newline(graph, size):
             stream.write(b"\n")
         stream.write(body)
+        _unchanged(graph, before)
         return graph_index.stamp_written(stream, out)
+
+
+def _unchanged(graph: Path, before: dict) -> None:
+    """Fail if the graph is no longer the file the update read (another writer replaced or edited it)."""
+    if graph_index.stamp(graph) != before:
+        raise InputError(f"{graph} changed while it was being updated (another kg or another program wrote it); nothing was written, run the update again")
 
 
 def _copy(graph: Path, stream) -> int:
@@ -194,7 +229,8 @@ def _ends_with_newline(path: Path, size: int) -> bool:
         return stream.read(1) == b"\n"
 
 
-def _rewrite(out: Path, kept: list, added: list, fmt: str, ns: Namespaces) -> dict | None:
+def _rewrite(graph: Path, out: Path, kept: list, added: list, fmt: str, ns: Namespaces, before: dict) -> dict | None:
     with atomic_write(out) as stream:
         graphio.write([*kept, *added], stream, fmt, ns=ns)
+        _unchanged(graph, before)
         return graph_index.stamp_written(stream, out)

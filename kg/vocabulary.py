@@ -33,7 +33,13 @@ class Namespaces:
     base: str = DEFAULT_BASE
 
     def __post_init__(self) -> None:
-        if not re.match(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]*[/#]$", self.base):
+        import pyoxigraph as ox
+
+        try:
+            ox.NamedNode(self.base)  # an IRI parser (RFC 3987), not a pattern: %zz, a second '#', controls fail
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"base IRI {self.base!r} must be an absolute IRI ending in '/' or '#' ({exc})") from None
+        if not self.base.endswith(("/", "#")):
             raise UsageError(f"base IRI {self.base!r} must be an absolute IRI ending in '/' or '#'")
 
     def prefixes(self) -> dict[str, str]:

@@ -93,18 +93,50 @@ class _Worker:
         self.conn.close()
 
 
+class _Idle:
+    """Idle workers; `get` prefers one that has started (a replacement for a killed worker takes a
+    second or two to load the graph, and a job given to it waits that long)."""
+
+    def __init__(self) -> None:
+        self._workers: list[_Worker] = []
+        self._cond = threading.Condition()
+
+    def put(self, worker: _Worker) -> None:
+        with self._cond:
+            self._workers.append(worker)
+            self._cond.notify()
+
+    def ready(self) -> int:
+        """How many idle workers have started."""
+        with self._cond:
+            return sum(1 for w in self._workers if w.ready or w.conn.poll(0))
+
+    def get(self, timeout: float) -> _Worker:
+        with self._cond:
+            if not self._cond.wait_for(lambda: bool(self._workers), timeout):
+                raise queue.Empty
+            ready = [w for w in self._workers if w.ready or w.conn.poll(0)]
+            worker = (ready or self._workers)[0]
+            self._workers.remove(worker)
+            return worker
+
+
 class Pool:
     """A fixed number of worker processes; `run` gives one a job and waits at most `timeout` seconds."""
 
-    def __init__(self, init: Callable[..., Any], init_args: tuple, handle: Callable[[Any, Any], Any], *, size: int = 2) -> None:
+    def __init__(self, init: Callable[..., Any], init_args: tuple, handle: Callable[[Any, Any], Any], *, size: int = 2,
+                 spare: bool = False) -> None:
+        """`spare`: keep one more worker started and idle, which takes a killed worker's place at once
+        (a new one needs a second or more to start, during which the pool would be a worker short)."""
         self._spec = (init, init_args, handle)
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._idle = _Idle()
         self._lock = threading.Lock()
         self._closed = False
         self.killed = 0  # workers ended for overrunning their deadline
         self._all: set[_Worker] = set()
         for _ in range(size):
             self._idle.put(self._start())
+        self._spare = self._start() if spare else None
 
     def _start(self) -> _Worker:
         worker = _Worker(self._spec)
@@ -112,23 +144,46 @@ class Pool:
             self._all.add(worker)
         return worker
 
+    def ready(self) -> int:
+        """How many idle workers have started and could take a job at once."""
+        return self._idle.ready()
+
+    def started(self, timeout: float = 120.0) -> str | None:
+        """Wait until one worker has started: None, or why it could not (e.g. the graph does not parse)."""
+        try:
+            worker = self._idle.get(timeout=timeout)
+        except queue.Empty:
+            return "no query worker is free"
+        try:
+            problem = self._ready(worker)
+        finally:
+            self._idle.put(worker)
+        return problem
+
+    def _ready(self, worker: _Worker) -> str | None:
+        """Wait for a fresh worker's start-up (imports, opening the store): None when ready, else why not."""
+        if worker.ready:
+            return None
+        if not worker.conn.poll(120):
+            return "query worker did not start"
+        try:
+            tag, value = worker.conn.recv()
+        except (EOFError, OSError):
+            return "query worker failed to start"
+        if tag != "ready":
+            return str(value)
+        worker.ready = True
+        return None
+
     def run(self, job: Any, timeout: float, wait: float | None = None) -> Outcome:
         """Run `job` in an idle worker: the answer, or a timeout (the worker is killed and replaced)."""
         try:
             worker = self._idle.get(timeout=timeout if wait is None else wait)
         except queue.Empty:
             return Outcome(False, kind="busy", message="all query workers are busy; try again shortly")
-        if not worker.ready:
-            # A fresh worker's start-up (imports, opening the store) does not count against the job.
-            if not worker.conn.poll(60):
-                return self._replace(worker, Outcome(False, kind="crash", message="query worker did not start"))
-            try:
-                tag, value = worker.conn.recv()
-            except (EOFError, OSError):
-                return self._replace(worker, Outcome(False, kind="crash", message="query worker failed to start"))
-            if tag != "ready":
-                return self._replace(worker, Outcome(False, kind="crash", message=str(value)))
-            worker.ready = True
+        problem = self._ready(worker)  # a fresh worker's start-up does not count against the job
+        if problem is not None:
+            return self._replace(worker, Outcome(False, kind="crash", message=problem))
         try:
             worker.conn.send(job)
             if not worker.conn.poll(timeout):
@@ -148,7 +203,15 @@ class Pool:
         with self._lock:
             self._all.discard(worker)
         if not self._closed:
-            self._idle.put(self._start())
+            with self._lock:
+                promoted, self._spare = self._spare, None
+            if promoted is None:
+                self._idle.put(self._start())
+            else:
+                self._idle.put(promoted)
+                fresh = self._start()
+                with self._lock:
+                    self._spare = fresh
         return outcome
 
     def close(self) -> None:

@@ -130,7 +130,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 
 
 def test_input_with_no_records_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="^no papers to build: the inputs hold no records$"):
+    with pytest.raises(InputError, match=r"x\.json: the JSON list holds no paper records$"):  # the file is named
         ingest.read([write(tmp_path / "x.json", "[]")])
 
 

@@ -83,7 +83,7 @@ def test_missing_file_directory_and_empty_list_through_the_cli(runner: CliRunner
     cases = {
         "nope.jsonl": "Error: nope.jsonl: no such file\n",
         "papers": "Error: papers: is a directory; pass the files inside it (e.g. papers/*.jsonl)\n",
-        "none.json": "Error: no papers to build: the inputs hold no records\n",
+        "none.json": "Error: none.json: the JSON list holds no paper records\n",  # the file is named
     }
     for arg, expected in cases.items():
         result = build(runner, arg, "-o", "out/g.ttl")

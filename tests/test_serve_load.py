@@ -148,3 +148,20 @@ def test_the_load_script_reports_queries_failures_and_percentiles(server: str) -
     report: Any = stats.report(elapsed)
     assert report.startswith("queries: 10  failures: 0  elapsed:")
     assert "latency ms: p50 " in report and " p90 " in report and " p99 " in report
+
+
+def test_a_negative_content_length_is_a_bad_request(server: str) -> None:
+    status, body = request(server, "POST", "/sparql", b"", {"Content-Type": "application/sparql-query", "Content-Length": "-5"})
+    assert status == 400 and b"Content-Length" in body
+    assert load.get(server, "/sparql", {"query": load.COUNT})[0] == 200
+
+
+@pytest.mark.skipif(not Path("/proc/net/if_inet6").exists(), reason="needs IPv6 on loopback")
+def test_serves_on_ipv6_loopback(mini_ttl: Path) -> None:
+    proc, url = load.start_server(mini_ttl, workers=1, extra=("--host", "::1"))
+    try:
+        assert url.startswith("http://[::1]:")
+        status, body = load.get(url, "/sparql", {"query": load.COUNT})
+        assert status == 200 and b'"5"' in body
+    finally:
+        load.stop_server(proc)

@@ -22,6 +22,8 @@ def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, mo
 
     `threshold` None uses the model's own threshold (the one that maximised F1 where it was fitted).
     """
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1):  # nan fails too
+        raise UsageError(f"threshold {threshold!r} must be a number from 0 to 1 (the probability a subject link needs)")
     try:
         factory = EXTRACTORS[name]
     except KeyError:

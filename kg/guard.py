@@ -1,0 +1,95 @@
+"""What `kg serve` refuses before and after running a query, as (HTTP status, message) pairs.
+
+Before: requests from another site (a Host that is no name of this server: DNS rebinding; a
+browser's cross-site POST), and ad-hoc queries that would make the server fetch something or
+write (kg.sparql.refusal, on the parsed query). After: a response longer than the byte cap is cut
+to the rows that fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import socket
+import urllib.parse
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import KgError
+
+Refusal = tuple[int, str]
+
+
+def host_names(extra: Iterable[str]) -> frozenset[str]:
+    """Host names a request may carry: loopback names, this machine's names, and the given ones (lower case)."""
+    names = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names | {h.strip().strip("[]").lower() for h in extra if h.strip()})
+
+
+def foreign(environ: dict, method: str, hosts: frozenset[str]) -> Refusal | None:
+    """A refusal for a request from another site, or None for a request that may go on.
+
+    A Host header naming no address of this server is a web page whose domain was made to resolve to
+    this machine (DNS rebinding); an IP address literal cannot be rebound and is accepted. A POST a
+    browser marks as cross-site (Sec-Fetch-Site) or sends from another origin is a form of another
+    page submitted here.
+    """
+    host = environ.get("HTTP_HOST", "")
+    if host:
+        name = (urllib.parse.urlsplit(f"//{host}").hostname or "").lower()
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            if name not in hosts:
+                return 403, f"Host {host!r} is not a name of this server; start it with --allow-host {name} to accept it"
+    if method == "POST":
+        if environ.get("HTTP_SEC_FETCH_SITE", "").lower() in ("cross-site", "same-site"):
+            return 403, "cross-site requests are refused: send the query from this server's page or a non-browser client"
+        origin = environ.get("HTTP_ORIGIN", "")
+        if origin and (origin == "null" or urllib.parse.urlsplit(origin).netloc.lower() != host.lower()):
+            return 403, f"a POST from origin {origin} is refused: send the query from this server's page or a non-browser client"
+    return None
+
+
+def refused(text: str, sandboxed: bool, name: str = "request") -> Refusal | None:
+    """The refusal of an ad-hoc query (kg.sparql.refusal), or None when it may run. Runs in a query worker."""
+    from .sparql import refusal
+
+    try:
+        reason = refusal(text)
+    except KgError as exc:
+        if sandboxed:  # the engine's own message is the better one, when the engine cannot read it either
+            engine = _engine_syntax_error(text)
+            if engine is not None:
+                return 400, f"query {name!r}: {engine}"
+            return 400, f"query {name!r}: {exc}; the endpoint runs only queries it can check (SPARQL 1.1)"
+        return 400, f"query {name!r}: {exc}"
+    return None if reason is None else (403, reason)
+
+
+def _engine_syntax_error(text: str) -> str | None:
+    """pyoxigraph's syntax error for the text, parsed against an empty store; only in a worker without network."""
+    import pyoxigraph as ox
+
+    from .catalog import syntax_message
+
+    try:
+        ox.Store().query(text)  # parsed and planned; an ASK runs on the empty store, which has nothing to fetch
+    except SyntaxError as exc:
+        return syntax_message(str(exc))
+    except (OSError, RuntimeError):
+        return None
+    return None
+
+
+def fit(results: Any, fmt: str, max_bytes: int) -> tuple[bytes, Any]:
+    """The serialized results, cut to the first rows that fit in `max_bytes` (the row cap counts rows, not bytes)."""
+    body = results.serialize(fmt)
+    field = "rows" if results.kind == "select" else "triples"
+    items = getattr(results, field)
+    keep = len(items)
+    while len(body) > max_bytes and keep > 0:
+        keep = max(0, min(keep - 1, int(keep * max_bytes / len(body) * 0.9)))
+        results = dataclasses.replace(results, **{field: items[:keep]}, truncated=True)
+        body = results.serialize(fmt)
+    return body, results

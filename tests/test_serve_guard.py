@@ -1,0 +1,171 @@
+"""kg serve refuses what would make it fetch URLs or act for another site (issue 17, item 1).
+
+The attacks are sent to the WSGI app; a second HTTP server on 127.0.0.1, started by the test,
+records whether anything contacted it.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kg.serve import make_app
+
+from .test_serve import COUNT, call
+
+
+class Listener:
+    """An HTTP server on loopback that answers every request with one SPARQL result row, and counts them."""
+
+    def __init__(self) -> None:
+        hits: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                hits.append(self.path)
+                body = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://leaked/"}}]}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.hits = hits
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    found = Listener()
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="module")
+def app(mini_ttl: Path):
+    application = make_app(mini_ttl, workers=1, timeout=5.0, memory=True)
+    yield application
+    application.close()
+
+
+def attacks(url: str) -> list[str]:
+    """Queries whose SERVICE clause a text scan misses, and plain ones."""
+    return [
+        # The escaped IRI makes a scan read `#>` as the start of a comment.
+        f"BASE <http://x/> SELECT * WHERE {{ OPTIONAL {{ ?x <\\u0041#> ?y }} SERVICE <{url}/query> {{ ?s ?p ?o }} }}",
+        # A prefixed name ending in ' : a scan takes the quote as part of the name, so the engine's
+        # closing quote opens a "string" for the scan that hides the SERVICE clause.
+        f"PREFIX ex: <http://x/> SELECT * WHERE {{ ?s ex:o' x' . SERVICE <{url}/query> {{ ?a ?b ?c }} }} #'",
+        f"SELECT * WHERE {{ {{ SELECT * WHERE {{ SERVICE SILENT <{url}/query> {{ ?s ?p ?o }} }} }} }}",
+        f"ASK {{ FILTER EXISTS {{ SERVICE <{url}/query> {{ ?s ?p ?o }} }} }}",
+        f"SELECT * FROM <{url}/graph> WHERE {{ ?s ?p ?o }}",
+        f"SELECT * FROM NAMED <{url}/graph> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}",
+    ]
+
+
+@pytest.mark.parametrize("attack", range(6))
+def test_federated_and_remote_graph_queries_are_refused_and_nothing_is_fetched(app, listener: Listener, attack: int) -> None:
+    for query in attacks(listener.url)[attack:attack + 1]:
+        for how in ("get", "post"):
+            if how == "get":
+                status, _, body = call(app, query={"query": query}, accept="application/sparql-results+json")
+            else:
+                status, _, body = call(app, "POST", body=query.encode(), ctype="application/sparql-query")
+            assert status in (400, 403), (query, status, body)
+            assert b"leaked" not in body
+    assert listener.hits == []
+    assert call(app, query={"query": COUNT})[0] == 200  # the endpoint still answers
+
+
+def test_updates_and_load_are_refused_on_the_parse(app, listener: Listener) -> None:
+    for update in (f"LOAD <{listener.url}/data.ttl>", f"LOAD SILENT <{listener.url}/x> INTO GRAPH <http://g/>",
+                   "# a comment\nDROP ALL", "PREFIX ex: <http://x/>\nINSERT DATA { ex:a ex:b ex:c }"):
+        status, _, body = call(app, "POST", body=update.encode(), ctype="application/sparql-query")
+        assert status == 403 and b"read-only" in body, (update, body)
+    assert listener.hits == []
+
+
+def test_query_workers_cannot_open_a_network_connection(app, listener: Listener) -> None:
+    """The second wall: even a query that reached the engine could not fetch (kg.sandbox, in a child process)."""
+    script = (
+        "import pyoxigraph as ox, sys\n"
+        "from kg.sandbox import no_network\n"
+        "assert no_network()\n"
+        "try:\n"
+        f"    print(list(ox.Store().query('SELECT * WHERE {{ SERVICE <{listener.url}/q> {{ ?s ?p ?o }} }}')))\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused") and "leaked" not in done.stdout
+    assert listener.hits == []
+
+
+def test_plain_queries_still_run_and_syntax_errors_keep_their_position(app) -> None:
+    status, _, body = call(app, query={"query": 'SELECT * WHERE { ?s ?p "SERVICE" }'})
+    assert status == 200
+    status, _, body = call(app, query={"query": "SELECT * WHERE {\n  ?s ?p \n}"})
+    assert status == 400 and b"SPARQL syntax error at line 3, column" in body
+
+
+def test_dns_rebinding_and_cross_site_posts_are_refused(app) -> None:
+    form = urllib.parse.urlencode({"query": COUNT}).encode()
+
+    def post(headers: dict[str, str]) -> int:
+        environ_headers = {f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()}
+        return call_with(app, "POST", form, environ_headers)
+
+    assert call_with(app, "GET", b"", {"HTTP_HOST": "attacker.example:8000"}, query={"query": COUNT}) == 403
+    assert call_with(app, "GET", b"", {"HTTP_HOST": "localhost:8000"}, query={"query": COUNT}) == 200
+    assert call_with(app, "GET", b"", {"HTTP_HOST": "127.0.0.1:8000"}, query={"query": COUNT}) == 200
+    assert call_with(app, "GET", b"", {"HTTP_HOST": "[::1]:8000"}, query={"query": COUNT}) == 200
+    assert post({"Host": "127.0.0.1:8000", "Origin": "http://attacker.example"}) == 403
+    assert post({"Host": "127.0.0.1:8000", "Sec-Fetch-Site": "cross-site"}) == 403
+    assert post({"Host": "127.0.0.1:8000", "Origin": "null"}) == 403
+    assert post({"Host": "127.0.0.1:8000", "Origin": "http://127.0.0.1:8000", "Sec-Fetch-Site": "same-origin"}) == 200
+    assert post({"Host": "127.0.0.1:8000"}) == 200  # a non-browser client sends neither header
+
+
+def test_an_allowed_host_name_is_accepted(mini_ttl: Path) -> None:
+    application = make_app(mini_ttl, workers=1, timeout=5.0, hosts=("kg.example.org",))
+    try:
+        assert call_with(application, "GET", b"", {"HTTP_HOST": "kg.example.org"}, query={"query": COUNT}) == 200
+        assert call_with(application, "GET", b"", {"HTTP_HOST": "other.example.org"}, query={"query": COUNT}) == 403
+    finally:
+        application.close()
+
+
+def call_with(app, method: str, body: bytes, headers: dict[str, str], query: dict | None = None) -> int:
+    """The status of one request with extra CGI-style headers (HTTP_HOST, HTTP_ORIGIN, …)."""
+    import io
+
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": "/sparql", "QUERY_STRING": urllib.parse.urlencode(query or {}),
+               "CONTENT_TYPE": "application/x-www-form-urlencoded" if body else "", "CONTENT_LENGTH": str(len(body)),
+               "wsgi.input": io.BytesIO(body), "HTTP_ACCEPT": "application/sparql-results+json", **headers}
+    got: dict = {}
+
+    def start_response(status: str, _headers: list) -> None:
+        got["status"] = int(status.split()[0])
+
+    b"".join(app(environ, start_response))
+    return got["status"]
