@@ -186,6 +186,15 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
 # ---- query interface: query, serve, push -------------------------------------------------------
 
 
+def _default_graph() -> Path:
+    """The graph a command uses when none is named, said on stderr so that nobody wonders which graph answered."""
+    from .query import default_graph
+
+    graph = default_graph()
+    click.echo(f"graph: {graph} (the latest in graphs/; --graph to choose)" if graph.is_file() else f"graph: {graph}", err=True)
+    return graph
+
+
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for pair in pairs:
@@ -198,7 +207,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
 
 @cli.command("query")
 @click.argument("name", required=False)
-@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [graphs/icml2024.ttl].")
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "json", "xml", "ttl", "nt"]),
               help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE].")
@@ -226,6 +235,8 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     if graph_iri and not endpoint:
         raise UsageError("--graph-iri only applies with --endpoint")
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
+    if graph is None and endpoint is None:
+        graph = _default_graph()
     results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
     data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
     if output is None:
@@ -247,11 +258,10 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
               help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
 @_clean_errors
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool) -> None:
-    """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
-    from .query import default_graph
+    """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from .serve import serve as run_server
 
-    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
+    run_server(graph or _default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory)
 
 
 @cli.command("push")
@@ -315,9 +325,14 @@ def report(graph: Path, output: Path | None) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics.")
 @_clean_errors
 def eval_(gold: Path, graph: Path | None, vocabulary: Path | None, verbose: bool) -> None:
-    """Score a graph's subjects against gold topics: micro precision, recall and F1 [GRAPH: graphs/icml2024.ttl or the sample]."""
+    """Score a graph's subjects against gold topics: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
     from .evaluate import evaluate, report
+    from .rdf import latest_graph
 
+    if graph is None:
+        graph = latest_graph()
+        click.echo(f"graph: {graph} (the latest in graphs/; pass GRAPH to choose)" if graph else
+                   "graph: the bundled sample, built in memory (no graph in graphs/)", err=True)
     click.echo(report(evaluate(gold, graph, vocabulary), verbose=verbose))
 
 

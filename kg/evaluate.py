@@ -19,7 +19,6 @@ from .ingest import fold
 
 DCTERMS = "http://purl.org/dc/terms/"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
-DEFAULT_GRAPH = Path("graphs") / "icml2024.ttl"
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ def read_vocabulary(path: str | Path) -> set[str]:
 
 
 def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary: str | Path | None = None) -> Evaluation:
-    """Score the subjects of `graph` (graphs/icml2024.ttl, else the sample built in memory) against a gold file.
+    """Score the subjects of `graph` (the latest graph in graphs/, else the sample built in memory) against a gold file.
 
     The vocabulary is `vocabulary`, else topic-vocabulary.txt beside the gold file, else every
     topic the gold file names.
@@ -125,8 +124,9 @@ def _graph_triples(graph: str | Path | None) -> Iterable:
 
     if graph is not None:
         return rdf.read_triples(graph)
-    if DEFAULT_GRAPH.is_file():
-        return rdf.read_triples(DEFAULT_GRAPH)
+    latest = rdf.latest_graph()
+    if latest is not None:
+        return rdf.read_triples(latest)
     from .build import build
 
     return build().triples()

@@ -379,7 +379,9 @@ def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:
 
 
 def default_graph() -> Path:
-    """The graph `kg build` writes for the bundled sample: graphs/icml2024.ttl."""
+    """The graph used when none is named: the most recently written graph in graphs/ (kg.rdf.latest_graph),
+    else the one `kg build` writes for the bundled sample, graphs/icml2024.ttl."""
     from .build import SAMPLE_NAME
+    from .rdf import GRAPHS_FOLDER, latest_graph
 
-    return Path("graphs") / f"{SAMPLE_NAME}.ttl"
+    return latest_graph() or GRAPHS_FOLDER / f"{SAMPLE_NAME}.ttl"

@@ -394,6 +394,23 @@ def read_triples(path: str | Path) -> list:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
 
 
+GRAPHS_FOLDER = Path("graphs")  # where `kg build` writes graphs by default
+
+
+def latest_graph(folder: str | Path = GRAPHS_FOLDER) -> Path | None:
+    """The most recently written graph file in `folder` (what `kg build` or `kg analyze` wrote last), or None.
+
+    Commands that take a graph default to it, so after `kg build my.jsonl` a query answers about
+    my.jsonl, not about the bundled sample.
+    """
+    suffixes = {s for _, s in FORMATS.values()}
+    try:
+        found = [p for p in Path(folder).iterdir() if p.suffix.lower() in suffixes and p.is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: (p.stat().st_mtime_ns, p.name)) if found else None
+
+
 def load(path: str | Path):  # -> rdflib.Graph
     """Open an RDF file as an rdflib.Graph backed by an in-memory Oxigraph store."""
     import pyoxigraph as ox

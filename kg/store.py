@@ -58,7 +58,7 @@ def ensure_store(graph: str | Path) -> Path:
 
     graph = Path(graph)
     if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
+        raise InputError(f"{graph}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl' (or 'kg build' for the bundled sample), or pass --graph FILE.ttl")
     target = store_dir(graph)
     if is_fresh(graph):
         return target
@@ -154,7 +154,7 @@ def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Sto
 
     graph = Path(graph)
     if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
+        raise InputError(f"{graph}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl' (or 'kg build' for the bundled sample), or pass --graph FILE.ttl")
     try:
         if memory:
             raise OSError("in memory")

@@ -13,7 +13,7 @@ from .rdf import DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
 from .scheme import Concept, Scheme
 
 DEFAULT_MAX_NODES = 500  # measured: 500 nodes settle in ~2.5 s in headless Chromium; 2,000 are an unreadable blob
-VIEWS = ("papers", "concepts")
+VIEWS = ("papers", "concepts", "map")
 SNIPPET = 90  # characters of context on each side of a mention
 
 
@@ -49,6 +49,7 @@ class View:
     note: str = ""
     focus: str | None = None
     total: int = 0  # nodes before --max-nodes
+    extra: Mapping[str, Any] = field(default_factory=dict)  # view-specific page data (the concept map's layout and papers)
 
 
 class GraphIndex:
@@ -161,14 +162,14 @@ class GraphIndex:
             "concepts": [[self.label(c), s] for c, s in linked],
         }
         for c, _ in linked:
-            evidence = self._evidence(paper, c)
+            evidence = self.evidence(paper, c)
             if evidence:
                 info["evidence"] = evidence
                 break
         return info
 
-    def _evidence(self, paper: str, concept: str) -> list[str] | None:
-        """[before, exact, after] around the first mention of `concept` in the paper's abstract."""
+    def evidence(self, paper: str, concept: str, width: int = SNIPPET) -> list[str] | None:
+        """[before, exact, after] around the first mention of `concept` in the paper's abstract (`width` characters of context)."""
         _, mention = self.links.get((paper, concept), (None, None))
         if mention is None:
             return None
@@ -176,11 +177,11 @@ class GraphIndex:
         abstract = self.first(paper, DCTERMS + "abstract") or ""
         if abstract[start : start + len(exact)] != exact:
             return ["", exact, ""]
-        before = abstract[max(0, start - SNIPPET) : start]
-        after = abstract[start + len(exact) : start + len(exact) + SNIPPET]
-        if start > SNIPPET:
+        before = abstract[max(0, start - width) : start]
+        after = abstract[start + len(exact) : start + len(exact) + width]
+        if start > width:
             before = "…" + before.split(" ", 1)[-1]
-        if start + len(exact) + SNIPPET < len(abstract):
+        if start + len(exact) + width < len(abstract):
             after = after.rsplit(" ", 1)[0] + "…"
         return [before, exact, after]
 

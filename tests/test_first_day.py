@@ -1,0 +1,71 @@
+"""A new user's first day: the README tour on their own file, in a fresh folder, with no --graph flags."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kg.cli import cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working folder holding only the user's own paper list."""
+    shutil.copy(FIXTURES / "tiny.jsonl", tmp_path / "my.jsonl")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_tour_on_my_own_file_needs_no_graph_flag(fresh: Path) -> None:
+    runner = CliRunner()
+    built = runner.invoke(cli, ["build", "my.jsonl"])
+    assert built.exit_code == 0, built.output
+    assert (fresh / "graphs" / "my.ttl").is_file() and (fresh / "graphs" / "my.html").is_file()
+    top = runner.invoke(cli, ["query", "top-concepts"])
+    assert top.exit_code == 0, top.output
+    assert "graph: graphs/my.ttl" in top.stderr, "says which graph answered"
+    assert "reinforcement learning" in top.stdout and "graph:" not in top.stdout
+    assert not (fresh / "graphs" / "icml2024.ttl").exists(), "the sample was never built behind the user's back"
+    papers = runner.invoke(cli, ["query", "papers-by-concept", "-p", "concept=diffusion model", "-f", "csv"])
+    assert papers.exit_code == 0, papers.output
+    assert "Diffusion Models Are Planners" in papers.stdout
+
+
+def test_the_most_recent_graph_answers(fresh: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "my.jsonl", "-o", "graphs/first.ttl", "--no-render"]).exit_code == 0
+    shutil.copy(fresh / "my.jsonl", fresh / "second.jsonl")
+    assert runner.invoke(cli, ["build", "second.jsonl", "--no-render"]).exit_code == 0
+    later = fresh / "graphs" / "second.ttl"
+    os.utime(fresh / "graphs" / "first.ttl", (later.stat().st_mtime - 60, later.stat().st_mtime - 60))
+    got = runner.invoke(cli, ["query", "top-concepts"])
+    assert got.exit_code == 0 and "graph: graphs/second.ttl" in got.stderr
+    os.utime(fresh / "graphs" / "first.ttl")  # touched last: now it answers
+    got = runner.invoke(cli, ["query", "top-concepts"])
+    assert got.exit_code == 0 and "graph: graphs/first.ttl" in got.stderr
+
+
+def test_no_graph_yet_says_how_to_build_one(fresh: Path) -> None:
+    got = CliRunner().invoke(cli, ["query", "top-concepts"])
+    assert got.exit_code == 1
+    assert "kg build YOUR_PAPERS.jsonl" in got.output and "Traceback" not in got.output
+
+
+def test_eval_scores_the_latest_graph(fresh: Path) -> None:
+    import json
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
+    first = json.loads((fresh / "my.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    gold = fresh / "gold.jsonl"
+    gold.write_text(json.dumps({"abstract_start": first["abstract"][:60], "topics": ["offline reinforcement learning"]}) + "\n", encoding="utf-8")
+    got = runner.invoke(cli, ["eval", str(gold)])
+    assert got.exit_code == 0, got.output
+    assert "graph: graphs/my.ttl" in got.stderr
+    assert "precision 1.000  recall 1.000" in got.stdout
