@@ -139,6 +139,8 @@ class Results:
         from .errors import UsageError
 
         if self.kind == "graph":
+            if fmt == "html":
+                return _graph_html(self)
             if fmt not in GRAPH_FORMATS:
                 raise UsageError(f"format {fmt!r} does not fit a CONSTRUCT/DESCRIBE query (use one of: {', '.join(GRAPH_FORMATS)})")
             return _rdf(self.triples, fmt)
@@ -219,9 +221,9 @@ def _tsv(r: Results) -> bytes:
 
 def compact(value: str) -> str:
     """Shorten an IRI with the kg prefixes, for people."""
-    from .rdf import Namespaces
+    from .rdf import RDF, Namespaces
 
-    for prefix, ns in Namespaces().prefixes().items():
+    for prefix, ns in {**Namespaces().prefixes(), "rdf": RDF}.items():
         if value.startswith(ns) and len(value) > len(ns):
             return f"{prefix}:{value[len(ns):]}"
     return value
@@ -255,6 +257,20 @@ def _html(r: Results) -> bytes:
     rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _cells(r, 200))
     note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
     return f"<p>{len(r.rows)} rows</p>{note}<table><tr>{head}</tr>{rows}</table>".encode("utf-8")
+
+
+def _graph_html(r: Results) -> bytes:
+    """A CONSTRUCT/DESCRIBE result as a table of triples (subject, predicate, object), IRIs shortened."""
+    def cell(term: Any) -> str:
+        kind = type(term).__name__
+        text = compact(term.value) if kind == "NamedNode" else f"_:{term.value}" if kind == "BlankNode" else term.value
+        return escape(text if len(text) <= 200 else text[:199] + "…")
+
+    rows = "".join(f"<tr><td>{cell(t.subject)}</td><td>{cell(t.predicate)}</td><td>{cell(t.object)}</td></tr>" for t in r.triples)
+    note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
+    n = len(r.triples)
+    return (f"<p>{n} triple{'s' if n != 1 else ''}</p>{note}<table><tr><th>subject</th><th>predicate</th><th>object</th></tr>"
+            f"{rows}</table>").encode()
 
 
 _WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html}

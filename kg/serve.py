@@ -27,7 +27,8 @@ _ACCEPT: dict[str, str] = {
     "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
     "text/turtle": "ttl", "application/x-turtle": "ttl", "application/n-triples": "nt", "text/plain": "plain",
 }
-_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"), "graph": GRAPH_FORMATS}
+_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"),
+             "graph": (*GRAPH_FORMATS, "html")}
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     try:
         results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
     except KgError as exc:
+        if job.get("format") == "html":  # the query page: the error above the query as the user typed it
+            return Reply(400, "text/html; charset=utf-8", _result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
         return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
     fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
     if fmt is None:
@@ -97,7 +100,7 @@ def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
     body = results.serialize(fmt)
     if fmt == "html":
-        body = _page("Results", f"<p><a href='/'>back</a></p>{body.decode()}").encode()
+        body = _result_page(job, body.decode(), results.kind).encode()
     headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
     return Reply(200, MEDIA_TYPES[fmt], body, headers)
 
@@ -194,7 +197,7 @@ class App:
             return _text(403, "this endpoint is read-only: SPARQL Update is refused")
         if uses_service(text):
             return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
-        return self.run(from_text(text, "request"), {}, environ, args)
+        return self.run(from_text(text, "request"), {}, environ, args, typed=text)
 
     def named(self, environ: dict, name: str) -> Reply:
         """GET /queries/NAME?param=value&format=…: run a named query."""
@@ -207,12 +210,12 @@ class App:
         params = {k: v[-1] for k, v in args.items() if k != "format" and v and v[-1] != ""}
         return self.run(named[name], params, environ, args)
 
-    def run(self, q: Any, params: dict, environ: dict, args: dict) -> Reply:
-        """Send one job to the worker pool and turn its outcome into a reply."""
+    def run(self, q: Any, params: dict, environ: dict, args: dict, typed: str | None = None) -> Reply:
+        """Send one job to the worker pool and turn its outcome into a reply (`typed`: the query text as sent)."""
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
             return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
-        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt}
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "typed": typed}
         outcome = self.pool.run(job, self.timeout)
         if outcome.ok:
             return outcome.value
@@ -248,17 +251,42 @@ class App:
             items.append(
                 f"<li><form action='/queries/{e(q.name)}' method='get'><b>{e(q.name)}</b> — {e(q.purpose)}<br>"
                 f"{inputs}<input type='hidden' name='format' value='html'><button>run</button></form></li>")
-        example = ("PREFIX dcterms: <http://purl.org/dc/terms/>\nPREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
-                   "SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
+        example = ("SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
                    "GROUP BY ?label ORDER BY DESC(?papers) ?label")
-        formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
         body = (
             f"<p>Graph <code>{e(self.graph.name)}</code> — <a href='/graph'>rendered graph</a> · "
             f"SPARQL endpoint: <code>/sparql</code> (read-only; {self.timeout:g} s and {self.max_rows} rows per query)</p>"
-            f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(example)}</textarea><br>"
-            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
+            f"{_query_form(example)}"
             f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
         return _page("kg SPARQL", body)
+
+
+def _query_form(text: str) -> str:
+    """The query box, holding `text`, with the prefixes it may use without declaring them."""
+    from .query import standard_prefixes
+
+    e = html.escape
+    formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
+    declared = ", ".join(f"<abbr title='{e(iri)}'>{e(p)}:</abbr>" for p, iri in sorted(standard_prefixes().items()))
+    return (f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(text)}</textarea><br>"
+            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
+            f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
+
+
+def _result_page(job: dict, body: str, kind: str = "") -> str:
+    """A result (or error) as a page: the query box keeps the query as typed, with links to the same result as files."""
+    e = html.escape
+    q = job["query"]
+    if job.get("typed") is not None:
+        base = "/sparql?" + urllib.parse.urlencode({"query": job["typed"]})
+        form = _query_form(job["typed"])
+    else:
+        base = f"/queries/{urllib.parse.quote(q.name)}?" + urllib.parse.urlencode(job.get("params") or {})
+        form = ""
+    formats = ("ttl", "nt") if kind == "graph" else ("csv", "tsv", "json", "xml") if kind else ()
+    links = " · ".join(f"<a href='{e(base + ('&' if not base.endswith('?') else '') + 'format=' + f)}'>{f}</a>" for f in formats)
+    downloads = f"<p class='downloads'>Download: {links}</p>" if links else ""
+    return _page("Results", f"<p><a href='/'>back</a></p>{form}{downloads}{body}")
 
 
 def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
@@ -268,7 +296,7 @@ def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) 
 def _page(title: str, body: str) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-            "table{border-collapse:collapse}li{margin:.5em 0}</style></head>"
+            "table{border-collapse:collapse}li{margin:.5em 0}.error{color:#b91c1c;font-weight:600}</style></head>"
             f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 

@@ -69,3 +69,21 @@ def test_eval_scores_the_latest_graph(fresh: Path) -> None:
     assert got.exit_code == 0, got.output
     assert "graph: graphs/my.ttl" in got.stderr
     assert "precision 1.000  recall 1.000" in got.stdout
+
+
+def test_readme_sparql_runs_as_written_and_errors_are_one_line(fresh: Path) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
+    readme = "SELECT ?paper ?method WHERE { ?paper kg:proposes ?m . ?m rdfs:label ?method }"
+    got = runner.invoke(cli, ["query", "-", "-f", "csv"], input=readme)
+    assert got.exit_code == 0, got.output
+    assert got.stdout.splitlines() == ["paper,method", "https://w3id.org/kg/paper/p1,LaMo"]
+    (fresh / "mine.rq").write_text("# Papers and their subjects.\nSELECT ?p ?c WHERE {\n  ?p dcterms:subject ?c ;\n     bogus:x ?y }\n", encoding="utf-8")
+    got = runner.invoke(cli, ["query", "mine.rq"])
+    assert got.exit_code == 1
+    (line,) = [ln for ln in got.output.splitlines() if ln.startswith("Error:")]
+    assert "SPARQL syntax error at line 4, column" in line and "unknown prefix bogus:" in line
+    assert [ln for ln in got.output.splitlines() if not ln.startswith("graph:")] == [line], "one line, no grammar dump"
+    got = runner.invoke(cli, ["query", "-"], input="SELECT ?p WHERE { ?p dcterms:subject ?c . FILTER(?c = ) }")
+    assert got.exit_code == 1 and len([ln for ln in got.output.splitlines() if not ln.startswith("graph:")]) == 1
+    assert "SPARQL syntax error at line 1, column" in got.output and "\\u{" not in got.output
