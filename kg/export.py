@@ -16,7 +16,15 @@ NETWORK_FORMATS: dict[str, str] = {"graphml": ".graphml", "gexf": ".gexf"}
 def format_for(fmt: str | None, path: str | Path | None = None) -> str:
     """The export format from an explicit name or a file suffix: an RDF format or a NETWORK_FORMATS name."""
     if fmt is None and path is not None:
-        fmt = next((k for k, s in NETWORK_FORMATS.items() if s == Path(path).suffix.lower()), None)
+        suffix = Path(path).suffix.lower()
+        fmt = next((k for k, s in NETWORK_FORMATS.items() if s == suffix), None)
+        known = sorted({s for _, s in rdf.FORMATS.values()} | set(rdf.SUFFIX_ALIASES) | set(NETWORK_FORMATS.values()))
+        if fmt is None and suffix not in known:
+            # Writing Turtle into papers.csv would look like success and give a file no CSV reader can open.
+            raise UsageError(
+                f"cannot tell the export format of {path} from its suffix {suffix or '(none)'}: use one of "
+                f"{', '.join(known)}, or pass --format ({', '.join([*rdf.FORMATS, *NETWORK_FORMATS])})"
+            )
     if fmt in NETWORK_FORMATS:
         return fmt
     try:

@@ -47,6 +47,10 @@ FORMATS: dict[str, tuple[str, str]] = {
 }
 
 
+# Other suffixes read as one of FORMATS.
+SUFFIX_ALIASES = {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}
+
+
 @dataclass(frozen=True)
 class Namespaces:
     """The IRI folders under one configurable base."""
@@ -337,7 +341,7 @@ def format_for(name: str | None, path: str | Path | None = None) -> str:
     """The output format name from an explicit name or a file suffix (Turtle by default)."""
     if name is None and path is not None:
         suffix = Path(path).suffix.lower()
-        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}.get(suffix, "ttl")
+        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or SUFFIX_ALIASES.get(suffix, "ttl")
     name = name or "ttl"
     if name not in FORMATS:
         raise UsageError(f"unknown RDF format {name!r} (available: {', '.join(FORMATS)})")
