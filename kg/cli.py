@@ -15,6 +15,7 @@ from . import __version__
 from .errors import KgError
 
 DEFAULT_DIR = Path("graphs")
+QUERY_TIMEOUT = 10.0  # seconds a query may run, in `kg query` as in `kg serve`
 
 
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -215,9 +216,11 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
 @click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
+@click.option("--timeout", default=QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0),
+              help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
 @_clean_errors
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
-                  list_queries: bool, endpoint: str | None, graph_iri: str | None) -> None:
+                  list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
     from .atomic import atomic_write
     from .errors import UsageError
@@ -237,7 +240,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = _default_graph()
-    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
+    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout)
     data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
@@ -251,7 +254,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @click.argument("graph", type=click.Path(path_type=Path), required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
-@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
+@click.option("--timeout", default=QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
 @click.option("--max-rows", default=10_000, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
