@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from .atomic import atomic_write
 from .network import Facts, association, cooccurrence, read_facts
-from .rdf import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces, format_for, read_triples, write
+from .rdf import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces, agent_triples, build_time, format_for, read_triples, write
 
 SEED = 42
 # Subjects and predicates that only `kg analyze` writes: dropped before a new analysis is added.
@@ -127,8 +127,11 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
     result = compute(triples, **options)
     if out is not None:
         kept = [t for t in triples if not _from_analysis(t, result.base)]
+        described = {t.subject.value for t in kept if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent"}
+        # The kg agent that built the graph is described once, not again by the analysis.
+        added = [t for t in result.triples() if t.subject.value not in described]
         with atomic_write(out) as stream:
-            write([*kept, *result.triples()], stream, format_for(None, out), ns=Namespaces(result.base))
+            write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
     return result
 
 
@@ -270,6 +273,9 @@ def _triples(result: Analysis) -> Iterator:
     yield T(run, a, N(PROV + "Activity"))
     yield T(run, a, N(KG + "Analysis"))
     yield T(run, N(RDFS + "label"), L(f"kg analysis of {len(facts.papers)} papers and {len(result.pagerank)} concepts"))
+    # Like a build: when it ran (SOURCE_DATE_EPOCH for reproducible files) and which kg ran it (ontology/shapes.ttl).
+    yield T(run, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
+    yield from agent_triples(run, base)
     for concept, score in sorted(result.pagerank.items()):
         yield T(N(concept), N(KG + "pagerank"), num(score, 6))
     for number, members in enumerate(result.communities, start=1):

@@ -182,6 +182,9 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+    if result.stale_analysis:
+        click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
+                   f"run 'kg analyze {result.path}' again", err=True)
 
 
 # ---- query interface: query, serve, push -------------------------------------------------------

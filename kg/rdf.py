@@ -163,11 +163,11 @@ def provenance(
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    agent = N(ns.base + "agent/kg-" + slug(__version__))
     yield T(build, a, N(PROV + "Activity"))
     yield T(build, N(RDFS + "label"), L(f"kg build of {len(papers)} papers"))
     yield T(build, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
-    yield T(build, N(PROV + "wasAssociatedWith"), agent)
+    agent = list(agent_triples(build, ns.base))
+    yield agent[0]
     for earlier in informed_by:
         yield T(build, N(PROV + "wasInformedBy"), N(earlier))
     for name in inputs:
@@ -176,7 +176,17 @@ def provenance(
         yield T(build, N(KG + "schemeVersion"), L(version))
     for iri in scheme.iris:
         yield T(build, N(PROV + "used"), N(iri))
-    yield T(agent, a, N(PROV + "SoftwareAgent"))
+    yield from agent[1:]
+
+
+def agent_triples(activity, base: str = DEFAULT_BASE) -> Iterator:
+    """`activity prov:wasAssociatedWith` the kg software agent of this version, then the agent's description."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
+    agent = N(base + "agent/kg-" + slug(__version__))
+    yield T(activity, N(PROV + "wasAssociatedWith"), agent)
+    yield T(agent, N(RDF + "type"), N(PROV + "SoftwareAgent"))
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
 
