@@ -16,7 +16,20 @@ from typing import Any, Iterator
 
 from .atomic import atomic_write
 from .network import Facts, association, cooccurrence, read_facts
-from .rdf import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces, agent_triples, build_time, format_for, read_triples, write
+from .rdf import (
+    DEFAULT_BASE,
+    KG,
+    PROV,
+    RDF,
+    RDFS,
+    XSD,
+    Namespaces,
+    agent_triples,
+    build_time,
+    format_for,
+    read_triples,
+    write,
+)
 
 SEED = 42
 # Subjects and predicates that only `kg analyze` writes: dropped before a new analysis is added.
