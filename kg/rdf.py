@@ -236,6 +236,7 @@ def _terms() -> dict:
         "PositionSelector": OA + "TextPositionSelector", "start": OA + "start", "end": OA + "end",
         "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
         "exact": OA + "exact", "evaluatesOn": KG + "evaluatesOn", "proposes": KG + "proposes", "Method": KG + "Method",
+        "onProperty": KG + "onProperty",
     }
     terms: dict = {key: N(iri) for key, iri in names.items()}
     terms.update(offsets={}, scores={}, nodes={})  # caches of terms met while building
@@ -301,14 +302,21 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     for m, method in zip(ex.methods, methods):
         n += 1
         yield from _annotation(t, f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+    # A concept the title names is evidenced by its span of dcterms:title (numbered last, so the
+    # abstract's annotations keep the numbers they had before titles were annotated).
+    for link in ex.links:
+        score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
+        for m in link.title_mentions:
+            n += 1
+            yield from _annotation(t, f"{key}{n}", _node(t, m.concept), p, m.start, m.end, m.exact, score, t["title"])
 
 
 # A method the paper names as its own contribution ("we propose QORA") is certain evidence.
 METHOD_SCORE_TEXT = "1.000"
 
 
-def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
-    """An oa:Annotation whose target is the span [start, end) of the paper's abstract."""
+def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score, on=None) -> Iterator:
+    """An oa:Annotation whose target is the span [start, end) of the paper's abstract (or of the property `on`: dcterms:title)."""
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
@@ -321,6 +329,8 @@ def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: st
     yield T(ann, t["score"], score)
     yield T(target, a, t["SpecificResource"])
     yield T(target, t["hasSource"], source)
+    if on is not None:
+        yield T(target, t["onProperty"], on)
     yield T(target, t["hasSelector"], pos)
     yield T(target, t["hasSelector"], quote_)
     yield T(pos, a, t["PositionSelector"])

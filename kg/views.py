@@ -61,7 +61,8 @@ class GraphIndex:
         self.subjects: list[tuple[str, str]] = []
         self.broader: dict[str, list[str]] = {}
         self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
-        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact")}
+        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact",
+                                                          KG + "onProperty")}
         selectors: dict[str, list[str]] = {}
         has_selector = OA + "hasSelector"
         keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
@@ -173,8 +174,8 @@ class GraphIndex:
         _, mention = self.links.get((paper, concept), (None, None))
         if mention is None:
             return None
-        start, exact = mention
-        abstract = self.first(paper, DCTERMS + "abstract") or ""
+        start, exact, on = mention
+        abstract = self.first(paper, on or DCTERMS + "abstract") or ""  # a title span (kg:onProperty) quotes the title
         if abstract[start : start + len(exact)] != exact:
             return ["", exact, ""]
         before = abstract[max(0, start - width) : start]
@@ -342,11 +343,19 @@ def size(weight: float, biggest: float) -> float:
     return round(10 + 30 * math.sqrt(max(weight, 0) / max(biggest, 1)), 1)
 
 
-def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]]:
-    """(paper, concept) → (best score, first mention as (start, exact)) from the oa:Annotations."""
+Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" for the abstract)
+
+
+def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, Mention | None]]:
+    """(paper, concept) → (best score, first mention as (start, exact, property)) from the oa:Annotations.
+
+    A mention of the abstract comes before one of the title (kg:onProperty), which is the evidence
+    only of a concept that the title alone names.
+    """
     body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
     source, start_of, exact_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"]
-    out: dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]] = {}
+    on_of = ann[KG + "onProperty"]
+    out: dict[tuple[str, str], tuple[float | None, Mention | None]] = {}
     for a, concept in body.items():
         target = target_of.get(a)
         if target not in source:
@@ -356,10 +365,10 @@ def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> d
         sels = selectors.get(target, ())
         starts = [int(start_of[q]) for q in sels if q in start_of]
         exacts = [exact_of[q] for q in sels if q in exact_of]
-        mention = (starts[0], exacts[0] if exacts else "") if starts else None
+        mention = (starts[0], exacts[0] if exacts else "", on_of.get(target, "")) if starts else None
         old_score, old_mention = out.get(key, (None, None))
         best = max((s for s in (score, old_score) if s is not None), default=None)
-        first = min((m for m in (mention, old_mention) if m is not None), default=None)
+        first = min((m for m in (mention, old_mention) if m is not None), default=None, key=lambda m: (m[2], m[0], m[1]))
         out[key] = (best, first)
     return out
 

@@ -188,6 +188,7 @@ class _Read:
     found: tuple[tuple[str, int, int, float], ...]  # concept, start, end (cleaned offsets), weight
     title_concepts: frozenset[str]
     methods: tuple[tuple[int, int], ...]
+    title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
 
 
 class PhraseExtractor:
@@ -254,11 +255,12 @@ class PhraseExtractor:
         ctx = salience.context(text, cue_chars)
         found = tuple((c, a, b, w) for (c, a, b), w in zip(kept, ctx.weights(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
-        title = frozenset(c for c, _, _ in _longest_first(self._concept_spans(title_doc))) if title_doc is not None else frozenset()
+        title_kept = _longest_first(self._concept_spans(title_doc)) if title_doc is not None else []
+        title = frozenset(c for c, _, _ in title_kept)
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, found, title, tuple(methods))
+        return _Read(paper, cleaned, found, title, tuple(methods), _title_spans(paper, title_kept))
 
     def _extract(self, r: _Read, df: Counter, n_papers: int) -> Extraction:
         abstract = r.paper.abstract
@@ -279,7 +281,8 @@ class PhraseExtractor:
             value = salience.score([m.weight for m in ms], in_title, specific)
             is_dataset = concept in self.datasets
             subject = value >= self.threshold and (in_title or not is_dataset)
-            links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset))
+            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
+            links.append(Link(concept, value, subject, tuple(sorted(ms, key=lambda m: m.start)), is_dataset, title_ms))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)
@@ -288,6 +291,14 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _title_spans(paper: Paper, kept: list[tuple[str, int, int]]) -> tuple[tuple[str, int, int], ...]:
+    """The title matches as (concept, start, end) in the stored title: the evidence of a title-only link."""
+    if not kept:
+        return ()
+    cleaned = clean(paper.title or "")  # the same clean-up the title doc was made from; maps offsets back
+    return tuple((c, *cleaned.original(a, b)) for c, a, b in kept)
 
 
 def _in_compound_name(doc, start: int, end: int) -> bool:
