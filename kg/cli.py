@@ -46,13 +46,17 @@ def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kg")
 def cli() -> None:
     """kg: map research papers onto machine-learning concepts as an RDF knowledge graph."""
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg build                              the bundled ICML 2024 sample -> graphs/icml2024.ttl + .html
+  kg build my.jsonl                     your papers -> graphs/my.ttl + graphs/my.html
+  kg build more.csv --update graphs/my.ttl    add only the new papers""")
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
 @click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
@@ -113,7 +117,11 @@ def build(
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg export graphs/my.ttl -o my.jsonld          JSON-LD with a compact @context
+  kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
+  kg export graphs/my.ttl -o concepts.gexf --view concepts""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
@@ -131,15 +139,21 @@ def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None
         click.echo(f"wrote {output}")
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg render graphs/my.ttl                       the default page (a concept map for large graphs)
+  kg render graphs/my.ttl --view map --max-nodes 300
+  kg render graphs/my.ttl --concept "reinforcement learning" --hops 1""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
-@click.option("--view", type=click.Choice(["papers", "concepts"]), help="papers: papers and their concepts [default]; concepts: concepts linked by shared papers.")
+@click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
+              help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
+                   "drill-down [map for large graphs, else papers].")
 @click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
 @click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
 @click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
-@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; 0 = all].")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; the map: 150 concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
 @_clean_errors
 def render(
@@ -209,12 +223,18 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-@cli.command("query")
+@cli.command("query", epilog="""\b
+Examples:
+  kg query --list
+  kg query top-concepts                         on the latest graph in graphs/
+  kg query papers-by-concept -p concept="reinforcement learning" -f csv
+  echo 'SELECT ?p ?m WHERE { ?p kg:proposes ?x . ?x rdfs:label ?m }' | kg query -""")
 @click.argument("name", required=False)
 @click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "json", "xml", "ttl", "nt"]),
-              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE].")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "sparql-tsv", "json", "xml", "ttl", "nt"]),
+              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE]; tsv: plain values, sparql-tsv: RDF terms.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N rows.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
@@ -223,7 +243,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
               help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
 @_clean_errors
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
-                  list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float) -> None:
+                  list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
     from .atomic import atomic_write
     from .errors import UsageError
@@ -243,8 +263,14 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = _default_graph()
-    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout)
-    data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
+    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
+    chosen = fmt or ("ttl" if results.kind == "graph" else "table")
+    if chosen == "table" and results.kind == "select" and output is None:
+        import shutil
+
+        data = results.table(width=max(60, shutil.get_terminal_size((100, 24)).columns // 2))  # long titles as the terminal allows
+    else:
+        data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
     else:
@@ -253,7 +279,10 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         click.echo(f"wrote {output}", err=True)
 
 
-@cli.command("serve")
+@cli.command("serve", epilog="""\b
+Examples:
+  kg serve                                      the latest graph in graphs/ on http://127.0.0.1:8000/
+  curl --data-urlencode 'query=SELECT * WHERE { ?p kg:proposes ?m } LIMIT 3' -H 'Accept: text/csv' http://127.0.0.1:8000/sparql""")
 @click.argument("graph", type=click.Path(path_type=Path), required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")

@@ -84,6 +84,8 @@ def of_triples(triples: Iterable) -> GraphIndex:
     bodies: dict[str, str] = {}
     targets: dict[str, str] = {}
     sources: dict[str, str] = {}
+    titled: set[str] = set()  # targets in a title (kg:onProperty): the background counts abstracts, as extraction does
+    on_property = rdf.KG + "onProperty"
     for t in triples:
         p = t.predicate.value
         if p == abstract:
@@ -96,6 +98,8 @@ def of_triples(triples: Iterable) -> GraphIndex:
             targets[t.subject.value] = t.object.value
         elif p == source:
             sources[t.subject.value] = t.object.value
+        elif p == on_property:
+            titled.add(t.subject.value)
         elif p == a:
             kind = t.object.value
             if kind == activity:
@@ -106,7 +110,7 @@ def of_triples(triples: Iterable) -> GraphIndex:
                 venues.add(t.subject.value)
         elif p == version:
             versions.add(t.object.value)
-    pairs = {(sources.get(targets.get(ann, ""), ""), concept) for ann, concept in bodies.items()}
+    pairs = {(sources.get(targets.get(ann, ""), ""), concept) for ann, concept in bodies.items() if targets.get(ann) not in titled}
     background = Counter(concept for paper, concept in pairs if paper)
     return GraphIndex(digests, ids, tuple(builds), frozenset(authors), frozenset(venues), frozenset(versions), dict(background))
 

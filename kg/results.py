@@ -114,6 +114,39 @@ class Results:
     def __bool__(self) -> bool:
         return bool(self.boolean) if self.kind == "ask" else len(self) > 0
 
+    def __repr__(self) -> str:
+        """A short summary and the first rows, not every row (a result can hold millions)."""
+        if self.kind != "select":
+            return self.summary()
+        lines = self.head(5).table(width=40).decode("utf-8").splitlines()[:-1]  # without its "(5 rows)" footer
+        more = [f"… {len(self.rows) - 5:,} more rows"] if len(self.rows) > 5 else []
+        return "\n".join([self.summary(), *lines, *more])
+
+    def summary(self) -> str:
+        """One line: the query, the kind and the size."""
+        name = f" {self.name}" if self.name else ""
+        if self.kind == "ask":
+            return f"<kg Results{name}: ASK {'yes' if self.boolean else 'no'}>"
+        if self.kind == "graph":
+            return f"<kg Results{name}: {len(self.triples):,} triples{', truncated' if self.truncated else ''}>"
+        n = len(self.rows)
+        return f"<kg Results{name}: {n:,} row{'s' if n != 1 else ''} × {len(self.variables)} ({', '.join(self.variables)}){', truncated' if self.truncated else ''}>"
+
+    def head(self, n: int = 5) -> Results:
+        """The first n rows (or triples)."""
+        return Results(self.kind, self.variables, self.rows[:n], self.boolean, self.triples[:n], self.truncated, self.name)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the summary and the first 20 rows as a table."""
+        first = self.head(20)
+        body = _graph_html(first) if self.kind == "graph" else _html(first)
+        more = f"<p>… {len(self) - 20:,} more</p>" if len(self) > 20 else ""
+        return f"<p>{escape(self.summary())}</p>{body.decode('utf-8')}{more}"
+
+    def table(self, width: int = 60) -> bytes:
+        """The rows as an aligned text table, cells cut to `width` characters."""
+        return _table(self, width)
+
     def column(self, name: str) -> list[Any]:
         """The Python values of one variable, row by row."""
         i = self.variables.index(name)
@@ -219,6 +252,17 @@ def _tsv(r: Results) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _values_tsv(r: Results) -> bytes:
+    """Tab-separated plain values (IRIs, literal text), a header of variable names: for cut, awk, spreadsheets."""
+    if r.kind == "ask":
+        return f"boolean\n{'true' if r.boolean else 'false'}\n".encode()
+    def clean(t: Term | None) -> str:
+        return "" if t is None else t.value.replace("\t", " ").replace("\n", " ")
+
+    lines = ["\t".join(r.variables)] + ["\t".join(clean(t) for t in row) for row in r.rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def compact(value: str) -> str:
     """Shorten an IRI with the kg prefixes, for people."""
     from .rdf import RDF, Namespaces
@@ -273,7 +317,7 @@ def _graph_html(r: Results) -> bytes:
             f"{rows}</table>").encode()
 
 
-_WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html}
+_WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html, "values-tsv": _values_tsv}
 
 
 def _rdf(triples: tuple, fmt: str) -> bytes:

@@ -87,3 +87,52 @@ def test_readme_sparql_runs_as_written_and_errors_are_one_line(fresh: Path) -> N
     got = runner.invoke(cli, ["query", "-"], input="SELECT ?p WHERE { ?p dcterms:subject ?c . FILTER(?c = ) }")
     assert got.exit_code == 1 and len([ln for ln in got.output.splitlines() if not ln.startswith("graph:")]) == 1
     assert "SPARQL syntax error at line 1, column" in got.output and "\\u{" not in got.output
+
+
+def test_terminal_output_help_and_python_display(fresh: Path) -> None:
+    import kg
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
+    for args in (["-h"], ["query", "-h"], ["build", "-h"], ["render", "-h"], ["serve", "-h"], ["export", "-h"]):
+        got = runner.invoke(cli, args)
+        assert got.exit_code == 0 and "Usage: " in got.output and "-h, --help" in got.output, args
+        if args != ["-h"]:
+            assert "Examples:" in got.output and "\n    kg " in got.output, args
+    plain = runner.invoke(cli, ["query", "top-concepts", "-f", "tsv", "-n", "2"])
+    assert plain.exit_code == 0
+    lines = plain.stdout.splitlines()
+    assert lines[0] == "concept\tlabel\tpapers\ttotal" and len(lines) == 3
+    assert lines[1].split("\t")[:3] == ["https://w3id.org/kg/concept/reinforcement-learning", "reinforcement learning", "2"]
+    terms = runner.invoke(cli, ["query", "top-concepts", "-f", "sparql-tsv", "-n", "1"])
+    assert terms.stdout.splitlines()[1].startswith('<https://w3id.org/kg/concept/reinforcement-learning>\t"reinforcement learning"@en\t')
+    rows = kg.query("top-concepts")
+    text = repr(rows)
+    assert text.startswith(f"<kg Results top-concepts: {len(rows)} rows × 4 (concept, label, papers, total)>")
+    assert len(text.splitlines()) == 1 + 2 + 5 + 1 and text.endswith(f"… {len(rows) - 5} more rows")
+    page = rows._repr_html_()
+    assert page.count("<tr>") == 1 + min(20, len(rows)) and "kg Results top-concepts" in page
+
+
+def test_jsonld_export_is_compact_and_reads_back_to_the_same_triples(fresh: Path) -> None:
+    import json
+
+    import pyoxigraph as ox
+
+    import kg
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
+    got = runner.invoke(cli, ["export", "graphs/my.ttl", "-o", "my.jsonld"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads((fresh / "my.jsonld").read_text(encoding="utf-8"))
+    assert doc["@context"]["dcterms"] == "http://purl.org/dc/terms/" and doc["@context"]["paper"] == "https://w3id.org/kg/paper/"
+    paper = next(n for n in doc["@graph"] if n["@id"] == "paper:p1")
+    assert paper["dcterms:title"] == ["Offline Reinforcement Learning with Large Language Models"]
+    assert {"@id": "kgc:offline-reinforcement-learning"} in paper["dcterms:subject"]
+
+    def key(t):
+        return t.subject, t.predicate, t.object
+
+    back = {key(t) for t in ox.parse((fresh / "my.jsonld").read_bytes(), format=ox.RdfFormat.JSON_LD)}
+    assert back == {key(t) for t in kg.rdf.read_triples(fresh / "graphs" / "my.ttl")}
