@@ -18,6 +18,12 @@ DEFAULT_DIR = Path("graphs")
 QUERY_TIMEOUT = 10.0  # seconds a query may run, in `kg query` as in `kg serve`
 
 
+def _step(message: str) -> None:
+    """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe)."""
+    if sys.stderr.isatty():
+        click.echo(f"{message}…", err=True)
+
+
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Report any failure as one line 'Error: …' (exit 1; Ctrl-C exits 130), never a traceback.
 
@@ -106,9 +112,11 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
+    _step(f"writing {output}")
     write(built, output)
     click.echo(f"wrote {output}")
     if render_html:
+        _step(f"drawing {output.with_suffix('.html')}")
         page = render_graph(output, output.with_suffix(".html"))
         click.echo(f"wrote {page}")
     s = built.summary()
@@ -170,6 +178,7 @@ def render(
     """Draw a graph as an interactive HTML page that works offline."""
     from .render import render as render_graph
 
+    _step(f"drawing {output or graph.with_suffix('.html')}")
     page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
                         query=query, params=_params(params), max_nodes=max_nodes, title=title)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
@@ -263,6 +272,11 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = _default_graph()
+    if graph is not None:
+        from .store import fresh_folder
+
+        if graph.is_file() and fresh_folder(graph) is None:
+            _step(f"building the query store beside {graph} (once; it takes a while on a large graph and is reused)")
     results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
     chosen = fmt or ("ttl" if results.kind == "graph" else "table")
     if chosen == "table" and results.kind == "select" and output is None:
@@ -329,6 +343,7 @@ def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> N
     from .analyze import analyze as analyze_graph
 
     output = output or graph
+    _step(f"analysing {graph}")
     result = analyze_graph(graph, output, seed=seed, resolution=resolution)
     s = result.summary()
     click.echo(f"wrote {output}")
@@ -346,6 +361,7 @@ def report(graph: Path, output: Path | None) -> None:
     """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
     from .report import report as report_graph
 
+    _step(f"reporting on {graph}")
     page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
     click.echo(f"wrote {page}")
 

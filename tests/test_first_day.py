@@ -136,3 +136,29 @@ def test_jsonld_export_is_compact_and_reads_back_to_the_same_triples(fresh: Path
 
     back = {key(t) for t in ox.parse((fresh / "my.jsonld").read_bytes(), format=ox.RdfFormat.JSON_LD)}
     assert back == {key(t) for t in kg.rdf.read_triples(fresh / "graphs" / "my.ttl")}
+
+
+def test_long_steps_say_what_they_do_on_a_terminal_only(fresh: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    assert CliRunner().invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
+    command = [sys.executable, "-m", "kg", "query", "top-concepts", "-n", "1"]
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and "building the query store" not in piped.stderr, "a pipe gets no progress"
+    os.utime(fresh / "graphs" / "my.ttl")  # the store is stale again: it will be rebuilt
+    leader, follower = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, text=True) as proc:
+        os.close(follower)
+        out, _ = proc.communicate(timeout=120)
+        said = b""
+        try:
+            while chunk := os.read(leader, 4096):
+                said += chunk
+        except OSError:
+            pass
+    os.close(leader)
+    assert proc.returncode == 0 and "reinforcement learning" in out
+    assert b"building the query store beside graphs/my.ttl" in said
