@@ -282,6 +282,9 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     if chosen == "table" and results.kind == "select" and output is None:
         import shutil
 
+        results, echoed = _without_echoed(results, set(_params(params)))
+        for name, value in echoed:
+            click.echo(f"{name}: {value}")
         data = results.table(width=max(60, shutil.get_terminal_size((100, 24)).columns // 2))  # long titles as the terminal allows
     else:
         data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
@@ -291,6 +294,26 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         with atomic_write(output) as stream:
             stream.write(data)
         click.echo(f"wrote {output}", err=True)
+
+
+def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
+    from dataclasses import replace
+
+    from .results import compact
+
+    keep, echoed = [], []
+    for i, name in enumerate(results.variables):
+        values = {row[i] for row in results.rows}
+        if name in params and len(values) == 1 and None not in values and results.rows:
+            term = next(iter(values))
+            echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
+        else:
+            keep.append(i)
+    if not echoed:
+        return results, []
+    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
 
 
 @cli.command("serve", epilog="""\b

@@ -106,6 +106,13 @@ def test_terminal_output_help_and_python_display(fresh: Path) -> None:
     assert lines[1].split("\t")[:3] == ["https://w3id.org/kg/concept/reinforcement-learning", "reinforcement learning", "2"]
     terms = runner.invoke(cli, ["query", "top-concepts", "-f", "sparql-tsv", "-n", "1"])
     assert terms.stdout.splitlines()[1].startswith('<https://w3id.org/kg/concept/reinforcement-learning>\t"reinforcement learning"@en\t')
+    evidence = runner.invoke(cli, ["query", "evidence", "-p", "paper=p2", "-p", "concept=diffusion model"])
+    assert evidence.exit_code == 0, evidence.output
+    head = evidence.stdout.splitlines()
+    assert head[:2] == ["paper: paper:p2", "concept: kgc:diffusion-model"], "parameters said once, not echoed in every row"
+    assert head[2].split() == ["mentioned", "label", "start", "end", "exact", "score", "field"]
+    as_csv = runner.invoke(cli, ["query", "evidence", "-p", "paper=p2", "-p", "concept=diffusion model", "-f", "csv"])
+    assert as_csv.stdout.startswith("paper,concept,mentioned,"), "files keep every column"
     rows = kg.query("top-concepts")
     text = repr(rows)
     assert text.startswith(f"<kg Results top-concepts: {len(rows)} rows × 4 (concept, label, papers, total)>")
