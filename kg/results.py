@@ -295,10 +295,20 @@ def _table(r: Results, width: int = 60) -> bytes:
 
 
 def _html(r: Results) -> bytes:
+    return html_table(r)
+
+
+def html_table(r: Results, link: Any = None) -> bytes:
+    """The rows as an HTML table; `link(iri)` may give a page for an IRI cell (kg serve links papers and concepts)."""
     if r.kind == "ask":
         return f"<p>{'yes' if r.boolean else 'no'}</p>".encode()
     head = "".join(f"<th>{escape(v)}</th>" for v in r.variables)
-    rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _cells(r, 200))
+
+    def cell(t: Term | None, text: str) -> str:
+        href = link(t.value) if link is not None and t is not None and t.kind == "uri" else None
+        return f"<td><a href={quoteattr(href)}>{escape(text)}</a></td>" if href else f"<td>{escape(text)}</td>"
+
+    rows = "".join("<tr>" + "".join(cell(t, c) for t, c in zip(raw, row)) + "</tr>" for raw, row in zip(r.rows, _cells(r, 200)))
     note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
     return f"<p>{len(r.rows)} rows</p>{note}<table><tr>{head}</tr>{rows}</table>".encode("utf-8")
 

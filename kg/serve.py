@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .errors import KgError, UsageError
-from .results import GRAPH_FORMATS, MEDIA_TYPES
+from .results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 
 DEFAULT_TIMEOUT = 10.0  # seconds a query may run
 DEFAULT_MAX_ROWS = 10_000
@@ -98,7 +98,7 @@ def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     if fmt is None:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
-    body = results.serialize(fmt)
+    body = html_table(results, _iri_page) if fmt == "html" and results.kind == "select" else results.serialize(fmt)
     if fmt == "html":
         body = _result_page(job, body.decode(), results.kind).encode()
     headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
@@ -271,6 +271,16 @@ def _query_form(text: str) -> str:
     return (f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(text)}</textarea><br>"
             f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
             f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
+
+
+def _iri_page(iri: str) -> str | None:
+    """Where a clicked IRI leads: a paper to its concepts with scores, a concept to its papers (named queries as pages)."""
+    kind = iri.rstrip("/").rsplit("/", 2)[-2] if iri.count("/") >= 3 else ""
+    if kind == "paper":
+        return "/queries/concepts-of-paper?" + urllib.parse.urlencode({"paper": iri, "format": "html"})
+    if kind == "concept":
+        return "/queries/papers-by-concept?" + urllib.parse.urlencode({"concept": iri, "format": "html"})
+    return None
 
 
 def _result_page(job: dict, body: str, kind: str = "") -> str:

@@ -6,6 +6,7 @@ import html
 import io
 import json
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -251,3 +252,14 @@ def test_construct_results_show_as_a_table_of_triples(app) -> None:
     assert status == 200 and body.decode().count("<td>rdf:type</td><td>fabio:ResearchPaper</td>") == 4
     status, _, body = call(app, path="/queries/paper-graph", query={"paper": "p1", "format": "ttl"})
     assert status == 200 and b"paper:p1" in body
+
+
+def test_papers_and_concepts_in_results_are_links_to_their_pages(app) -> None:
+    status, _, body = call(app, path="/queries/papers-by-concept", query={"concept": "RL", "format": "html"})
+    page = body.decode()
+    assert status == 200
+    links = re.findall(r'<a href="(/queries/concepts-of-paper\?[^"]+)">paper:(p\d)</a>', page)
+    assert links, page[-800:]
+    href = html.unescape(links[0][0])
+    status, _, body = call(app, path=href.split("?")[0], query=dict(urllib.parse.parse_qsl(href.split("?", 1)[1])))
+    assert status == 200 and "<table>" in body.decode() and "/queries/papers-by-concept?" in body.decode(), "and back to the concepts"
