@@ -283,8 +283,8 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         import shutil
 
         results, echoed = _without_echoed(results, set(_params(params)))
-        for name, value in echoed:
-            click.echo(f"{name}: {value}")
+        for param, value in echoed:
+            click.echo(f"{param}: {value}")
         data = results.table(width=max(60, shutil.get_terminal_size((100, 24)).columns // 2))  # long titles as the terminal allows
     else:
         data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
