@@ -131,7 +131,7 @@ def test_script_in_titles_and_abstracts_never_runs(browser, hostile_ttl: Path, t
 
 
 def test_two_thousand_papers_render_and_settle(browser, tmp_path: Path) -> None:
-    out = kg.render(synthetic_triples(2000), tmp_path / "big.html", max_nodes=0)
+    out = kg.render(synthetic_triples(2000), tmp_path / "big.html", view="papers", max_nodes=0)
     with Opened(browser, Path(out), settle_timeout=45) as opened:
         assert opened.page.evaluate("network.body.data.nodes.length") == out.nodes > 2000
         assert opened.page.evaluate("window.kgLayout.iterationsDone && !network.physics.physicsEnabled")
