@@ -89,6 +89,16 @@ class Analysis:
             "similar": len(self.similar),
         }
 
+    def __repr__(self) -> str:
+        """Counts and the largest communities, not every score (a large graph has thousands)."""
+        s = self.summary()
+        label = self.facts.concepts.get
+        head = [f"  community {i}: {', '.join(label(c, c) for c in members[:4])}{', …' if len(members) > 4 else ''} ({len(members)})"
+                for i, members in enumerate(self.communities[:3], start=1)]
+        return "\n".join([f"<kg Analysis of {len(self.facts.papers):,} papers: {s['concepts']:,} concepts ranked, "
+                          f"{s['communities']:,} communities, {s['related']:,} related pairs, {s['bridges']:,} bridging papers, "
+                          f"{s['similar']:,} similar pairs>", *head])
+
     def triples(self) -> Iterator:
         """The analysis as pyoxigraph triples, in a fixed order."""
         return _triples(self)

@@ -191,3 +191,12 @@ def test_an_update_says_the_analysis_is_stale(sample_analyzed: Path, tmp_path: P
     more.write_text('{"id": "n2", "abstract": "Graph neural networks for molecules."}\n', encoding="utf-8")
     got = CliRunner().invoke(cli, ["build", "--update", str(plain), str(more), "--no-render"])
     assert got.exit_code == 0 and "analyze" not in got.output, "an unanalysed graph has nothing to go stale"
+
+
+def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> None:
+    result = kg.analyze(two_topics_ttl)
+    text = repr(result)
+    s = result.summary()
+    assert text.startswith(f"<kg Analysis of {len(result.facts.papers)} papers: {s['concepts']} concepts ranked, {s['communities']} communities")
+    assert len(text.splitlines()) == 1 + min(3, len(result.communities)) and len(text) < 1000
+    assert "community 1: " in text
