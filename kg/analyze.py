@@ -95,9 +95,10 @@ class Analysis:
         label = self.facts.concepts.get
         head = [f"  community {i}: {', '.join(label(c, c) for c in members[:4])}{', …' if len(members) > 4 else ''} ({len(members)})"
                 for i, members in enumerate(self.communities[:3], start=1)]
-        return "\n".join([f"<kg Analysis of {len(self.facts.papers):,} papers: {s['concepts']:,} concepts ranked, "
-                          f"{s['communities']:,} communities, {s['related']:,} related pairs, {s['bridges']:,} bridging papers, "
-                          f"{s['similar']:,} similar pairs>", *head])
+        first = (f"<kg Analysis of {len(self.facts.papers):,} papers: {s['concepts']:,} concepts ranked, "
+                 f"{s['communities']:,} communities, {s['related']:,} related pairs, {s['bridges']:,} bridging papers, "
+                 f"{s['similar']:,} similar pairs>")
+        return "\n".join([first, *head])
 
     def triples(self) -> Iterator:
         """The analysis as pyoxigraph triples, in a fixed order."""
