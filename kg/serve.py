@@ -98,9 +98,13 @@ def _handle(state: tuple[Any, int, Any], job: dict) -> Reply:
     if fmt is None:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
-    body = html_table(results, _iri_page) if fmt == "html" and results.kind == "select" else results.serialize(fmt)
-    if fmt == "html":
-        body = _result_page(job, body.decode(), results.kind).encode()
+    if fmt == "html" and results.kind == "select":
+        shown, pages = _one_page(results, job)
+        body = _result_page(job, pages + html_table(shown, _iri_page).decode(), results.kind).encode()
+    elif fmt == "html":
+        body = _result_page(job, results.serialize(fmt).decode(), results.kind).encode()
+    else:
+        body = results.serialize(fmt)
     headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
     return Reply(200, MEDIA_TYPES[fmt], body, headers)
 
@@ -207,7 +211,7 @@ class App:
         if name not in named:
             return _text(404, f"query {name!r} not found (available: {', '.join(named)})")
         args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
-        params = {k: v[-1] for k, v in args.items() if k != "format" and v and v[-1] != ""}
+        params = {k: v[-1] for k, v in args.items() if k not in ("format", "offset") and v and v[-1] != ""}
         return self.run(named[name], params, environ, args)
 
     def run(self, q: Any, params: dict, environ: dict, args: dict, typed: str | None = None) -> Reply:
@@ -215,7 +219,8 @@ class App:
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
             return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
-        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "typed": typed}
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "typed": typed,
+               "offset": _offset(args)}
         outcome = self.pool.run(job, self.timeout)
         if outcome.ok:
             return outcome.value
@@ -273,6 +278,41 @@ def _query_form(text: str) -> str:
             f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
 
 
+PAGE_ROWS = 100  # rows per HTML page; the files (CSV, JSON, …) hold every row
+
+
+def _offset(args: dict) -> int:
+    """The first row an HTML page shows (offset=…), 0 when absent or not a whole number."""
+    try:
+        return max(0, int((args.get("offset") or ["0"])[-1]))
+    except ValueError:
+        return 0
+
+
+def _one_page(results: Any, job: dict) -> tuple[Any, str]:
+    """The rows of this HTML page and the line that says which rows they are, with links to the pages around."""
+    from dataclasses import replace
+
+    total, start = len(results.rows), min(job.get("offset") or 0, max(len(results.rows) - 1, 0))
+    if total <= PAGE_ROWS:
+        return results, ""
+    base = _self_url(job)
+    nav = [f"rows {start + 1:,}–{min(start + PAGE_ROWS, total):,} of {total:,}"]
+    if start > 0:
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(max(0, start - PAGE_ROWS)) + '&format=html')}'>previous</a>")
+    if start + PAGE_ROWS < total:
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(start + PAGE_ROWS) + '&format=html')}'>next</a>")
+    return replace(results, rows=results.rows[start : start + PAGE_ROWS]), f"<p class='pages'>{' · '.join(nav)}</p>"
+
+
+def _self_url(job: dict) -> str:
+    """The GET URL of the job's query (its text, or the named query and parameters), ending in '?' or '&'."""
+    if job.get("typed") is not None:
+        return "/sparql?" + urllib.parse.urlencode({"query": job["typed"]}) + "&"
+    query = urllib.parse.urlencode(job.get("params") or {})
+    return f"/queries/{urllib.parse.quote(job['query'].name)}?" + (query + "&" if query else "")
+
+
 def _iri_page(iri: str) -> str | None:
     """Where a clicked IRI leads: a paper to its concepts with scores, a concept to its papers (named queries as pages)."""
     kind = iri.rstrip("/").rsplit("/", 2)[-2] if iri.count("/") >= 3 else ""
@@ -286,15 +326,10 @@ def _iri_page(iri: str) -> str | None:
 def _result_page(job: dict, body: str, kind: str = "") -> str:
     """A result (or error) as a page: the query box keeps the query as typed, with links to the same result as files."""
     e = html.escape
-    q = job["query"]
-    if job.get("typed") is not None:
-        base = "/sparql?" + urllib.parse.urlencode({"query": job["typed"]})
-        form = _query_form(job["typed"])
-    else:
-        base = f"/queries/{urllib.parse.quote(q.name)}?" + urllib.parse.urlencode(job.get("params") or {})
-        form = ""
+    base = _self_url(job)
+    form = _query_form(job["typed"]) if job.get("typed") is not None else ""
     formats = ("ttl", "nt") if kind == "graph" else ("csv", "tsv", "json", "xml") if kind else ()
-    links = " · ".join(f"<a href='{e(base + ('&' if not base.endswith('?') else '') + 'format=' + f)}'>{f}</a>" for f in formats)
+    links = " · ".join(f"<a href='{e(base + 'format=' + f)}'>{f}</a>" for f in formats)
     downloads = f"<p class='downloads'>Download: {links}</p>" if links else ""
     return _page("Results", f"<p><a href='/'>back</a></p>{form}{downloads}{body}")
 

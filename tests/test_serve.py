@@ -263,3 +263,22 @@ def test_papers_and_concepts_in_results_are_links_to_their_pages(app) -> None:
     href = html.unescape(links[0][0])
     status, _, body = call(app, path=href.split("?")[0], query=dict(urllib.parse.parse_qsl(href.split("?", 1)[1])))
     assert status == 200 and "<table>" in body.decode() and "/queries/papers-by-concept?" in body.decode(), "and back to the concepts"
+
+
+def test_html_results_come_a_page_at_a_time(mini_ttl: Path) -> None:
+    application = make_app(mini_ttl, workers=1, timeout=10.0, max_rows=1000, memory=False)
+    try:
+        every = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o"
+        status, _, body = call(application, query={"query": every, "format": "html"})
+        page = body.decode()
+        assert status == 200 and page.count("<tr>") == 1 + 100 and "rows 1–100 of " in page
+        (following,) = re.findall(r"<a href='(/sparql\?[^']*offset=100[^']*)'>next</a>", page)
+        href = html.unescape(following)
+        status, _, body = call(application, query=dict(urllib.parse.parse_qsl(href.split("?", 1)[1])))
+        second = body.decode()
+        assert status == 200 and "rows 101–200 of " in second and ">previous</a>" in second
+        assert second.count("<tr>") == 101 and set(re.findall(r"<tr>.*?</tr>", second)[1:]).isdisjoint(re.findall(r"<tr>.*?</tr>", page)[1:])
+        status, _, body = call(application, path="/queries/papers-by-concept", query={"concept": "RL", "format": "html", "offset": "0"})
+        assert status == 200, "offset is the page's, not a query parameter"
+    finally:
+        application.close()
