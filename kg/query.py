@@ -384,39 +384,9 @@ def query(
     graph = graph if graph is not None else default_graph()
     store = open_store(graph)  # building the store the first time is not the query: no deadline
     folder = fresh_folder(graph)
+    from .deadline import with_deadline
+
     return with_deadline(lambda: run_store(store, q, params, max_rows=max_rows, folder=folder), timeout, q.name)
-
-
-def with_deadline(work: Callable[[], Results], timeout: float | None, name: str) -> Results:
-    """Run `work` in a thread that this one waits for, so that Ctrl-C stops the wait at once and a query
-    past `timeout` seconds (None or 0: no limit) is given up with a QueryError.
-
-    pyoxigraph evaluates without holding the GIL, so the waiting thread gets the KeyboardInterrupt
-    while the engine runs (called directly, Ctrl-C waited for the whole query: minutes on a large graph).
-    The abandoned thread is a daemon: it ends with the process.
-    """
-    import threading
-    import time
-
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # handed to the waiting thread, which raises it
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name=f"kg query {name}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout if timeout else None
-    while thread.is_alive():
-        if deadline is not None and time.monotonic() >= deadline:
-            raise QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
-                             "or allow more time (--timeout SECONDS, 0 = no limit)")
-        thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:
