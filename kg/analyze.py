@@ -18,6 +18,7 @@ from .atomic import atomic_write
 from .facts import Facts, read_facts
 from .graphio import format_for, read_triples, write
 from .network import association
+from .triples import agent_triples, build_time
 from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 
 SEED = 42
@@ -78,6 +79,17 @@ class Analysis:
             "similar": len(self.similar),
         }
 
+    def __repr__(self) -> str:
+        """Counts and the largest communities, not every score (a large graph has thousands)."""
+        s = self.summary()
+        label = self.facts.concepts.get
+        head = [f"  community {i}: {', '.join(label(c, c) for c in members[:4])}{', …' if len(members) > 4 else ''} ({len(members)})"
+                for i, members in enumerate(self.communities[:3], start=1)]
+        first = (f"<kg Analysis of {len(self.facts.papers):,} papers: {s['concepts']:,} concepts ranked, "
+                 f"{s['communities']:,} communities, {s['related']:,} related pairs, {s['bridges']:,} bridging papers, "
+                 f"{s['similar']:,} similar pairs>")
+        return "\n".join([first, *head])
+
     def triples(self) -> Iterator:
         """The analysis as pyoxigraph triples, in a fixed order."""
         return _triples(self)
@@ -129,8 +141,11 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
     result = compute(triples, **options)
     if out is not None:
         kept = [t for t in triples if not _from_analysis(t, result.base)]
+        described = {t.subject.value for t in kept if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent"}
+        # The kg agent that built the graph is described once, not again by the analysis.
+        added = [t for t in result.triples() if t.subject.value not in described]
         with atomic_write(out) as stream:
-            write([*kept, *result.triples()], stream, format_for(None, out), ns=Namespaces(result.base))
+            write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
     return result
 
 
@@ -272,6 +287,9 @@ def _triples(result: Analysis) -> Iterator:
     yield T(run, a, N(PROV + "Activity"))
     yield T(run, a, N(KG + "Analysis"))
     yield T(run, N(RDFS + "label"), L(f"kg analysis of {len(facts.papers)} papers and {len(result.pagerank)} concepts"))
+    # Like a build: when it ran (SOURCE_DATE_EPOCH for reproducible files) and which kg ran it (ontology/shapes.ttl).
+    yield T(run, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
+    yield from agent_triples(run, base)
     for concept, score in sorted(result.pagerank.items()):
         yield T(N(concept), N(KG + "pagerank"), num(score, 6))
     for number, members in enumerate(result.communities, start=1):

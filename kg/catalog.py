@@ -108,7 +108,7 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
     path = Path(text)
     if text.endswith((".rq", ".sparql")) or (path.suffix and path.is_file()):
         try:
-            return parse_header(path.stem, path.read_text(encoding="utf-8"), path)
+            return parse_header(path.stem, _prefixed(path.read_text(encoding="utf-8")), path)
         except FileNotFoundError:
             raise QueryError(f"{path}: no such query file") from None
         except UnicodeDecodeError:
@@ -121,8 +121,24 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
 
 
 def from_text(text: str, name: str = "query") -> NamedQuery:
-    """An ad-hoc query given as text; its comment header (if any) declares parameters as usual."""
-    return parse_header(name, text)
+    """An ad-hoc query given as text; its comment header (if any) declares parameters as usual.
+
+    The standard prefixes it uses without declaring (kg:, kgc:, dcterms:, …: standard_prefixes) are declared for it.
+    """
+    return parse_header(name, _prefixed(text))
+
+
+def standard_prefixes() -> dict[str, str]:
+    """The prefixes every query may use undeclared: those kg writes into its Turtle (kg.vocabulary.Namespaces), and rdf:."""
+    from .vocabulary import RDF, Namespaces
+
+    return {**Namespaces().prefixes(), "rdf": RDF}
+
+
+def _prefixed(text: str) -> str:
+    from .sparql import with_prefixes
+
+    return with_prefixes(text, standard_prefixes())
 
 
 # ---- binding ---------------------------------------------------------------------------------
@@ -215,9 +231,8 @@ def _value(term: Term | None) -> str:
     return term.value
 
 
-def syntax_message(engine_text: str) -> str:
-    """pyoxigraph's 'error at 3:17: expected …' as 'SPARQL syntax error at line 3, column 17: expected …'."""
-    m = re.match(r"error at (\d+):(\d+):\s*(.*)", engine_text, re.S)
-    if not m:
-        return f"SPARQL syntax error: {engine_text}"
-    return f"SPARQL syntax error at line {m[1]}, column {m[2]}: {m[3]}"
+def syntax_message(engine_text: str, text: str = "") -> str:
+    """pyoxigraph's 'error at 3:17: expected …' as one line: 'SPARQL syntax error at line 3, column 17, near …' (kg.sparql.syntax_error)."""
+    from .sparql import syntax_error
+
+    return syntax_error(engine_text, text)

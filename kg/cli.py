@@ -16,6 +16,12 @@ from .defaults import VERSION as __version__
 from .errors import KgError
 
 
+def _step(message: str) -> None:
+    """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe)."""
+    if sys.stderr.isatty():
+        click.echo(f"{message}…", err=True)
+
+
 def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Report any failure as one line 'Error: …' (exit 1; Ctrl-C exits 130), never a traceback.
 
@@ -44,13 +50,17 @@ def _clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kg")
 def cli() -> None:
     """kg: map research papers onto machine-learning concepts as an RDF knowledge graph."""
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg build                              the bundled ICML 2024 sample -> graphs/icml2024.ttl + .html
+  kg build my.jsonl                     your papers -> graphs/my.ttl + graphs/my.html
+  kg build more.csv --update graphs/my.ttl    add only the new papers""")
 @click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
 @click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
@@ -112,9 +122,11 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
+    _step(f"writing {output}")
     write(built, output)
     click.echo(f"wrote {output}")
     if render_html:
+        _step(f"drawing {output.with_suffix('.html')}")
         page = render_graph(output, output.with_suffix(".html"))
         click.echo(f"wrote {page}")
     s = built.summary()
@@ -123,7 +135,11 @@ def build(
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg export graphs/my.ttl -o my.jsonld          JSON-LD with a compact @context
+  kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
+  kg export graphs/my.ttl -o concepts.gexf --view concepts""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
@@ -141,15 +157,21 @@ def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None
         click.echo(f"wrote {output}")
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  kg render graphs/my.ttl                       the default page (a concept map for large graphs)
+  kg render graphs/my.ttl --view map --max-nodes 300
+  kg render graphs/my.ttl --concept "reinforcement learning" --hops 1""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
-@click.option("--view", type=click.Choice(["papers", "concepts"]), help="papers: papers and their concepts [default]; concepts: concepts linked by shared papers.")
+@click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
+              help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
+                   "drill-down [map for large graphs, else papers].")
 @click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
 @click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
 @click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
-@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; 0 = all].")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; the map: 150 concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
 @_clean_errors
 def render(
@@ -166,6 +188,7 @@ def render(
     """Draw a graph as an interactive HTML page that works offline."""
     from .render import render as render_graph
 
+    _step(f"drawing {output or graph.with_suffix('.html')}")
     page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
                         query=query, params=_params(params), max_nodes=max_nodes, title=title)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
@@ -217,6 +240,9 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+    if result.stale_analysis:
+        click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
+                   f"run 'kg analyze {result.path}' again", err=True)
 
 
 def _refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
@@ -231,6 +257,15 @@ def _refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> No
 # ---- query interface: query, serve, push -------------------------------------------------------
 
 
+def _default_graph() -> Path:
+    """The graph a command uses when none is named, said on stderr so that nobody wonders which graph answered."""
+    from .query import default_graph
+
+    graph = default_graph()
+    click.echo(f"graph: {graph} (the latest in graphs/; --graph to choose)" if graph.is_file() else f"graph: {graph}", err=True)
+    return graph
+
+
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for pair in pairs:
@@ -241,19 +276,27 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-@cli.command("query")
+@cli.command("query", epilog="""\b
+Examples:
+  kg query --list
+  kg query top-concepts                         on the latest graph in graphs/
+  kg query papers-by-concept -p concept="reinforcement learning" -f csv
+  echo 'SELECT ?p ?m WHERE { ?p kg:proposes ?x . ?x rdfs:label ?m }' | kg query -""")
 @click.argument("name", required=False)
-@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [graphs/icml2024.ttl].")
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "json", "xml", "ttl", "nt"]),
-              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE].")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "sparql-tsv", "json", "xml", "ttl", "nt"]),
+              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE]; tsv: plain values, sparql-tsv: RDF terms.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N rows.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
 @click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
+@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0),
+              help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
 @_clean_errors
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
-                  list_queries: bool, endpoint: str | None, graph_iri: str | None) -> None:
+                  list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
     from .atomic import atomic_write
     from .errors import UsageError
@@ -274,8 +317,24 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         local = [graph or default_graph()] if endpoint is None else []
         _refuse_overwrite(output, [*local, *([Path(name)] if Path(name).is_file() else [])])
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
-    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri)
-    data = results.serialize(fmt or ("ttl" if results.kind == "graph" else "table"))
+    if graph is None and endpoint is None:
+        graph = _default_graph()
+    if graph is not None:
+        from .store import fresh_folder
+
+        if graph.is_file() and fresh_folder(graph) is None:
+            _step(f"building the query store beside {graph} (once; it takes a while on a large graph and is reused)")
+    results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
+    chosen = fmt or ("ttl" if results.kind == "graph" else "table")
+    if chosen == "table" and results.kind == "select" and output is None:
+        import shutil
+
+        results, echoed = _without_echoed(results, set(_params(params)))
+        for param, value in echoed:
+            click.echo(f"{param}: {value}")
+        data = results.table(width=max(60, shutil.get_terminal_size((100, 24)).columns // 2))  # long titles as the terminal allows
+    else:
+        data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
     if output is None:
         click.echo(data.decode("utf-8"), nl=False)
     else:
@@ -284,7 +343,30 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         click.echo(f"wrote {output}", err=True)
 
 
-@cli.command("serve")
+def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
+    from dataclasses import replace
+
+    from .results import compact
+
+    keep, echoed = [], []
+    for i, name in enumerate(results.variables):
+        values = {row[i] for row in results.rows}
+        if name in params and len(values) == 1 and None not in values and results.rows:
+            term = next(iter(values))
+            echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
+        else:
+            keep.append(i)
+    if not echoed:
+        return results, []
+    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
+
+
+@cli.command("serve", epilog="""\b
+Examples:
+  kg serve                                      the latest graph in graphs/ on http://127.0.0.1:8000/
+  curl --data-urlencode 'query=SELECT * WHERE { ?p kg:proposes ?m } LIMIT 3' -H 'Accept: text/csv' http://127.0.0.1:8000/sparql""")
 @click.argument("graph", type=click.Path(path_type=Path), required=False)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
@@ -299,11 +381,10 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
 @_clean_errors
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
                   max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
-    """Serve GRAPH [graphs/icml2024.ttl] as a read-only SPARQL endpoint at /sparql, with a page at /."""
-    from .query import default_graph
+    """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from .serve import serve as run_server
 
-    run_server(graph or default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
+    run_server(graph or _default_graph(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
                max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
 
 
@@ -338,6 +419,7 @@ def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> N
     from .analyze import analyze as analyze_graph
 
     output = output or graph
+    _step(f"analysing {graph}")
     result = analyze_graph(graph, output, seed=seed, resolution=resolution)
     s = result.summary()
     click.echo(f"wrote {output}")
@@ -355,6 +437,7 @@ def report(graph: Path, output: Path | None) -> None:
     """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
     from .report import report as report_graph
 
+    _step(f"reporting on {graph}")
     page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
     click.echo(f"wrote {page}")
 
@@ -370,7 +453,7 @@ def report(graph: Path, output: Path | None) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind).")
 @_clean_errors
 def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, vocabulary: Path | None, verbose: bool) -> None:
-    """Score a graph's subjects against gold topics or author keywords: micro precision, recall and F1 [GRAPH: graphs/icml2024.ttl or the sample]."""
+    """Score a graph's subjects against gold topics or author keywords: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
     from .errors import UsageError
     from .evaluate import evaluate, evaluate_keywords, keyword_report, report
 
@@ -381,6 +464,12 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, vocabula
         return
     if gold is None:
         raise UsageError("give a GOLD topics file, or --keywords FILE")
+    if graph is None:
+        from .graphio import latest_graph
+
+        graph = latest_graph()
+        click.echo(f"graph: {graph} (the latest in graphs/; pass GRAPH to choose)" if graph else
+                   "graph: the bundled sample, built in memory (no graph in graphs/)", err=True)
     click.echo(report(evaluate(gold, graph, vocabulary), verbose=verbose))
 
 

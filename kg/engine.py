@@ -106,6 +106,6 @@ def execute(store, text: str, max_rows: int | None, name: str) -> Results:
             rows.append(tuple(None if (t := solution[i]) is None else conv(t) for i in range(len(variables))))
         return Results("select", variables, tuple(rows), name=name)
     except SyntaxError as exc:
-        raise QueryError(f"query {name!r}: {syntax_message(str(exc))}") from None
+        raise QueryError(f"query {name!r}: {syntax_message(str(exc), text)}") from None
     except (OSError, RuntimeError) as exc:  # pyoxigraph reports evaluation failures as RuntimeError
         raise QueryError(f"query {name!r} failed: {exc}") from None

@@ -14,14 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .defaults import GRAPH
 from .errors import InputError
 from .facts import closure, read_facts
 from .ingest import fold
 from .keywords import Hierarchy, KeywordEvaluation, read_keywords, score_keywords
 from .keywords import topic_key as topic_key
-
-DEFAULT_GRAPH = GRAPH
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ def read_vocabulary(path: str | Path) -> set[str]:
 
 
 def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary: str | Path | None = None) -> Evaluation:
-    """Score the subjects of `graph` (graphs/icml2024.ttl, else the sample built in memory) against a gold file.
+    """Score the subjects of `graph` (the latest graph in graphs/, else the sample built in memory) against a gold file.
 
     The vocabulary is `vocabulary`, else topic-vocabulary.txt beside the gold file, else every
     topic the gold file names.
@@ -119,8 +116,11 @@ def evaluate(gold_path: str | Path, graph: str | Path | None = None, vocabulary:
 def _graph(graph: str | Path | None) -> Any:
     if graph is not None:
         return graph
-    if DEFAULT_GRAPH.is_file():
-        return DEFAULT_GRAPH
+    from .graphio import latest_graph
+
+    latest = latest_graph()
+    if latest is not None:
+        return latest
     from .build import build
 
     return build()

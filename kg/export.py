@@ -8,6 +8,7 @@ from pathlib import Path
 from . import graphio, triples
 from .atomic import atomic_write
 from .errors import UsageError
+from .vocabulary import DEFAULT_BASE, RDF, Namespaces
 
 # Formats for graph tools (Gephi, Cytoscape, yEd): a networkx view written by networkx.
 NETWORK_FORMATS: dict[str, str] = {"graphml": ".graphml", "gexf": ".gexf"}
@@ -16,7 +17,15 @@ NETWORK_FORMATS: dict[str, str] = {"graphml": ".graphml", "gexf": ".gexf"}
 def format_for(fmt: str | None, path: str | Path | None = None) -> str:
     """The export format from an explicit name or a file suffix: an RDF format or a NETWORK_FORMATS name."""
     if fmt is None and path is not None:
-        fmt = next((k for k, s in NETWORK_FORMATS.items() if s == Path(path).suffix.lower()), None)
+        suffix = Path(path).suffix.lower()
+        fmt = next((k for k, s in NETWORK_FORMATS.items() if s == suffix), None)
+        known = sorted({s for _, s in graphio.FORMATS.values()} | set(graphio.SUFFIX_ALIASES) | set(NETWORK_FORMATS.values()))
+        if fmt is None and suffix not in known:
+            # Writing Turtle into papers.csv would look like success and give a file no CSV reader can open.
+            raise UsageError(
+                f"cannot tell the export format of {path} from its suffix {suffix or '(none)'}: use one of "
+                f"{', '.join(known)}, or pass --format ({', '.join([*graphio.FORMATS, *NETWORK_FORMATS])})"
+            )
     if fmt in NETWORK_FORMATS:
         return fmt
     try:
@@ -31,9 +40,58 @@ def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers") -> b
     buffer = io.BytesIO()
     if fmt in NETWORK_FORMATS:
         _write_network(graph, buffer, fmt, view)
+    elif fmt == "jsonld":
+        graphio.write(graphio.read_triples(graph), buffer, fmt)
+        return compact_jsonld(buffer.getvalue())
     else:
         graphio.write(graphio.read_triples(graph), buffer, fmt)
     return buffer.getvalue()
+
+
+def compact_jsonld(expanded: bytes, base: str = DEFAULT_BASE) -> bytes:
+    """Expanded JSON-LD (as pyoxigraph writes it) made readable: a @context of kg's prefixes, compact IRIs
+    ("dcterms:title", "paper:x") as keys, ids and types, and plain strings for xsd:string literals.
+
+    Only the spelling changes: a JSON-LD processor expands it back to the same triples (tested).
+    """
+    import json
+
+    prefixes = {**Namespaces(base).prefixes(), "rdf": RDF}
+    # Longest namespace first: "paper:" before a shorter one that is a prefix of it.
+    ordered = sorted(prefixes.items(), key=lambda kv: -len(kv[1]))
+
+    def short(iri: str) -> str:
+        for prefix, ns in ordered:
+            if iri.startswith(ns) and len(iri) > len(ns) and ":" not in iri[len(ns):] and not iri[len(ns):].startswith("/"):
+                return f"{prefix}:{iri[len(ns):]}"
+        return iri
+
+    def value(item: dict) -> object:
+        if "@id" in item and len(item) == 1:
+            return {"@id": short(item["@id"])}
+        if set(item) == {"@value"} and isinstance(item["@value"], str):
+            return item["@value"]
+        if "@type" in item:
+            return {**item, "@type": short(item["@type"])}
+        return item
+
+    def node(obj: dict) -> dict:
+        out: dict = {}
+        for key, values in obj.items():
+            if key == "@id":
+                out[key] = short(values)
+            elif key == "@type":
+                out[key] = [short(t) for t in values]
+            elif key.startswith("@"):
+                out[key] = values
+            else:
+                out[short(key)] = [value(v) for v in values]
+        return out
+
+    data = json.loads(expanded)
+    nodes = data if isinstance(data, list) else data.get("@graph", [data])
+    doc = {"@context": prefixes, "@graph": [node(n) for n in nodes]}
+    return (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode()
 
 
 def export(graph: str | Path, out: str | Path, fmt: str | None = None, view: str = "papers") -> Path:

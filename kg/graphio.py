@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
+from .defaults import GRAPH_DIR
 from .errors import InputError, UsageError
 from .vocabulary import Namespaces
 
@@ -23,12 +24,15 @@ FORMATS: dict[str, tuple[str, str]] = {
     "xml": ("RDF_XML", ".rdf"),
 }
 
+# Other suffixes read as one of FORMATS.
+SUFFIX_ALIASES = {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}
+
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:
     """The output format name from an explicit name or a file suffix (Turtle by default)."""
     if name is None and path is not None:
         suffix = Path(path).suffix.lower()
-        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}.get(suffix, "ttl")
+        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or SUFFIX_ALIASES.get(suffix, "ttl")
     name = name or "ttl"
     if name not in FORMATS:
         raise UsageError(f"unknown RDF format {name!r} (available: {', '.join(FORMATS)})")
@@ -89,6 +93,20 @@ def parse(path: str | Path) -> Iterator:
 def read_triples(path: str | Path) -> list:
     """Parse an RDF file (format from its suffix) into a list of pyoxigraph triples."""
     return list(parse(path))
+
+
+def latest_graph(folder: str | Path = GRAPH_DIR) -> Path | None:
+    """The most recently written graph file in `folder` (what `kg build` or `kg analyze` wrote last), or None.
+
+    Commands that take a graph default to it, so after `kg build my.jsonl` a query answers about
+    my.jsonl, not about the bundled sample.
+    """
+    suffixes = {s for _, s in FORMATS.values()}
+    try:
+        found = [p for p in Path(folder).iterdir() if p.suffix.lower() in suffixes and p.is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: (p.stat().st_mtime_ns, p.name)) if found else None
 
 
 def load(path: str | Path):  # -> rdflib.Graph

@@ -63,9 +63,11 @@ def query(
     endpoint: str | None = None,
     graph_iri: str | None = None,
     max_rows: int | None = None,
-    timeout: float = QUERY_TIMEOUT,
+    timeout: float | None = QUERY_TIMEOUT,
 ) -> Results:
     """Run a named query, a .rq file or SPARQL text on a graph file or a remote endpoint; return rows.
+
+    timeout: seconds the query may run, locally or remotely (None or 0: no limit on a local graph).
 
     >>> kg.query("papers-by-concept", {"concept": "reinforcement learning"}).to_dataframe()
     """
@@ -73,12 +75,13 @@ def query(
     if endpoint is not None:
         from .remote import run_remote
 
-        return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout)
+        return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout or QUERY_TIMEOUT)
+    from .deadline import with_deadline
     from .store import open_version
 
     graph = graph if graph is not None else default_graph()
-    store, folder = open_version(graph)
-    return run_store(store, q, params, max_rows=max_rows, folder=folder)
+    store, folder = open_version(graph)  # building the store the first time is not the query: no deadline
+    return with_deadline(lambda: run_store(store, q, params, max_rows=max_rows, folder=folder), timeout, q.name)
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:
@@ -91,5 +94,8 @@ def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:
 
 
 def default_graph() -> Path:
-    """The graph `kg build` writes for the bundled sample: graphs/icml2024.ttl."""
-    return GRAPH
+    """The graph used when none is named: the most recently written graph in graphs/ (kg.graphio.latest_graph),
+    else the one `kg build` writes for the bundled sample, graphs/icml2024.ttl."""
+    from .graphio import latest_graph
+
+    return latest_graph() or GRAPH

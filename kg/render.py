@@ -8,15 +8,18 @@ graph travels as escaped JSON data and reaches the page only through `textConten
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .atomic import atomic_write, refuse_overwrite
+from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
 from .resources import data_path
 from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
@@ -86,8 +89,10 @@ def render(
         raise UsageError("--hops needs --concept LABEL: the concept whose neighbourhood to draw")
     if out is not None:
         refuse_overwrite(out, [p for p in (graph, query) if isinstance(p, (str, Path))])
-    chosen = build_view(graph, view=view or "papers", concept=concept, hops=hops, query=query, params=params,
-                        max_nodes=DEFAULT_MAX_NODES if max_nodes is None else max_nodes, title=title)
+    if view == "map" and concept is not None:
+        raise UsageError("--concept draws a neighbourhood in the papers or concepts view, not on the map")
+    chosen = build_view(graph, view=view, concept=concept, hops=hops, query=query, params=params,
+                        max_nodes=max_nodes, title=title)
     page = to_html(chosen)
     path = None
     if out is not None:
@@ -101,17 +106,29 @@ def render(
 def build_view(
     graph: Any,
     *,
-    view: str = "papers",
+    view: str | None = None,
     concept: str | None = None,
     hops: int | None = None,
     query: str | Path | None = None,
     params: Mapping[str, Any] | None = None,
-    max_nodes: int = DEFAULT_MAX_NODES,
+    max_nodes: int | None = None,
     title: str | None = None,
 ) -> View:
-    """The View that `render` draws, before it becomes HTML."""
+    """The View that `render` draws, before it becomes HTML.
+
+    view None: the papers view, or the concept map when the papers view would have more than
+    MAP_THRESHOLD nodes (a large graph), unless a concept or query is asked for.
+    max_nodes None: DEFAULT_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
+    """
     triples, name = _triples(graph)
     index = Scene(triples)
+    if view is None and query is None and concept is None:
+        drawn = len(index.papers) + len(index.paper_count)
+        view = "map" if drawn > MAP_THRESHOLD else "papers"
+    if view == "map":
+        return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
+    view = view or "papers"
+    max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
     if query is not None:
         chosen = result_view(index, run_construct(triples, query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
@@ -169,6 +186,7 @@ def page_data(view: View) -> dict[str, Any]:
         degree[e.target] = degree.get(e.target, 0) + 1
     hub = max(degree.values(), default=1)
     big = len(view.nodes) > 800
+    positions = view.extra.get("map", {}).get("positions", {})
     nodes = []
     for n in view.nodes:
         concept = n.kind == "concept"
@@ -179,10 +197,12 @@ def page_data(view: View) -> dict[str, Any]:
             "id": n.id, "label": short, "full": n.label, "kind": n.kind, "area": n.area, "info": n.info,
             "size": radius, "color": colours[n.area] if n.area in colours else OTHER_COLOURS[0],
             # Big concepts get big labels, so the hubs stay named when a large view is zoomed out to fit.
-            "font": {"size": round(12 + 0.35 * radius) if n.kind != "paper" else 11, "strokeWidth": 3 if concept else 2},
+            "font": {"size": round((16 if positions else 12) + 0.35 * radius) if n.kind != "paper" else 11, "strokeWidth": 3 if concept else 2},
             "borderWidth": 4 if n.id == view.focus else 1,
             "shape": "dot" if concept or n.kind == "paper" else "diamond",
         })
+        if n.id in positions:
+            nodes[-1]["x"], nodes[-1]["y"] = positions[n.id]
     heaviest = max((e.weight for e in view.edges), default=1.0)
     edges = [{"from": e.source, "to": e.target, "width": round(1 + 5 * (e.weight / heaviest) ** 0.5, 2) if heaviest > 1 else 1,
               "label": e.label} for e in view.edges]
@@ -193,10 +213,16 @@ def page_data(view: View) -> dict[str, Any]:
     # Legend rows [name, colour, nodes, kind]: concept areas first, then other kinds, papers last.
     legend = [[a, colours.get(a, OTHER_COLOURS[0]), k, kind]
               for (a, kind), k in sorted(counts.items(), key=lambda x: (x[0][1] != "concept", x[0][1] == "paper", x[0][0]))]
-    return {
+    data: dict[str, Any] = {
         "title": view.title, "note": view.note, "nodes": nodes, "edges": edges, "legend": legend,
         "focus": view.focus, "total": view.total, "options": vis_options(len(nodes), big),
     }
+    if "map" in view.extra:
+        extra = {k: v for k, v in view.extra["map"].items() if k != "positions"}
+        extra["colours"] = {c[0]: colours.get(c[0], OTHER_COLOURS[0]) for c in extra["clusters"]}
+        data["map"] = extra
+        data["options"]["physics"] = {"enabled": False}  # laid out in Python: the page opens at once, the same every time
+    return data
 
 
 def vis_options(count: int, big: bool) -> dict[str, Any]:
@@ -225,10 +251,24 @@ def script_json(data: Any) -> str:
     return text
 
 
+def area_colour(area: str) -> str:
+    """An area's colour, the same in every view of every graph: the bundled areas' from
+    kg/patterns/area-colours.tsv, any other area's from the palette by a hash of its label."""
+    known = _area_colours()
+    if area in known:
+        return known[area]
+    return PALETTE[int(hashlib.sha256(area.encode("utf-8")).hexdigest()[:8], 16) % len(PALETTE)]
+
+
+@lru_cache(maxsize=1)
+def _area_colours() -> dict[str, str]:
+    lines = (data_path("patterns") / "area-colours.tsv").read_text(encoding="utf-8").splitlines()
+    return {area: colour for colour, area in (line.split("\t", 1) for line in lines if line and not line.startswith("# "))}
+
+
 def _colours(view: View) -> dict[str, str]:
-    """Concept areas take the main palette in label order; papers are grey; other kinds take muted tones."""
-    areas = sorted({n.area for n in view.nodes if n.kind == "concept"})
-    colours = {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(areas)}
+    """Concept areas keep their own colour (area_colour); papers are grey; other kinds take muted tones."""
+    colours = {a: area_colour(a) for a in sorted({n.area for n in view.nodes if n.kind == "concept"})}
     kinds = sorted({n.area for n in view.nodes if n.kind not in ("concept", "paper")} - set(colours))
     colours.update({k: OTHER_COLOURS[i % len(OTHER_COLOURS)] for i, k in enumerate(kinds)})
     colours["paper"] = PAPER_COLOUR

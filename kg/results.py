@@ -116,6 +116,39 @@ class Results:
     def __bool__(self) -> bool:
         return bool(self.boolean) if self.kind == "ask" else len(self) > 0
 
+    def __repr__(self) -> str:
+        """A short summary and the first rows, not every row (a result can hold millions)."""
+        if self.kind != "select":
+            return self.summary()
+        lines = self.head(5).table(width=40).decode("utf-8").splitlines()[:-1]  # without its "(5 rows)" footer
+        more = [f"… {len(self.rows) - 5:,} more rows"] if len(self.rows) > 5 else []
+        return "\n".join([self.summary(), *lines, *more])
+
+    def summary(self) -> str:
+        """One line: the query, the kind and the size."""
+        name = f" {self.name}" if self.name else ""
+        if self.kind == "ask":
+            return f"<kg Results{name}: ASK {'yes' if self.boolean else 'no'}>"
+        if self.kind == "graph":
+            return f"<kg Results{name}: {len(self.triples):,} triples{', truncated' if self.truncated else ''}>"
+        n = len(self.rows)
+        return f"<kg Results{name}: {n:,} row{'s' if n != 1 else ''} × {len(self.variables)} ({', '.join(self.variables)}){', truncated' if self.truncated else ''}>"
+
+    def head(self, n: int = 5) -> Results:
+        """The first n rows (or triples)."""
+        return Results(self.kind, self.variables, self.rows[:n], self.boolean, self.triples[:n], self.truncated, self.name)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the summary and the first 20 rows as a table."""
+        first = self.head(20)
+        body = _graph_html(first) if self.kind == "graph" else _html(first)
+        more = f"<p>… {len(self) - 20:,} more</p>" if len(self) > 20 else ""
+        return f"<p>{escape(self.summary())}</p>{body.decode('utf-8')}{more}"
+
+    def table(self, width: int = 60) -> bytes:
+        """The rows as an aligned text table, cells cut to `width` characters."""
+        return _table(self, width)
+
     def column(self, name: str) -> list[Any]:
         """The Python values of one variable, row by row."""
         i = self.variables.index(name)
@@ -141,6 +174,8 @@ class Results:
         from .errors import UsageError
 
         if self.kind == "graph":
+            if fmt == "html":
+                return _graph_html(self)
             if fmt not in GRAPH_FORMATS:
                 raise UsageError(f"format {fmt!r} does not fit a CONSTRUCT/DESCRIBE query (use one of: {', '.join(GRAPH_FORMATS)})")
             return _rdf(self.triples, fmt)
@@ -234,11 +269,22 @@ def _tsv(r: Results) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _values_tsv(r: Results) -> bytes:
+    """Tab-separated plain values (IRIs, literal text), a header of variable names: for cut, awk, spreadsheets."""
+    if r.kind == "ask":
+        return f"boolean\n{'true' if r.boolean else 'false'}\n".encode()
+    def clean(t: Term | None) -> str:
+        return "" if t is None else t.value.replace("\t", " ").replace("\n", " ")
+
+    lines = ["\t".join(r.variables)] + ["\t".join(clean(t) for t in row) for row in r.rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def compact(value: str) -> str:
     """Shorten an IRI with the kg prefixes, for people."""
-    from .vocabulary import Namespaces
+    from .vocabulary import RDF, Namespaces
 
-    for prefix, ns in Namespaces().prefixes().items():
+    for prefix, ns in {**Namespaces().prefixes(), "rdf": RDF}.items():
         if value.startswith(ns) and len(value) > len(ns):
             return f"{prefix}:{value[len(ns):]}"
     return value
@@ -266,15 +312,39 @@ def _table(r: Results, width: int = 60) -> bytes:
 
 
 def _html(r: Results) -> bytes:
+    return html_table(r)
+
+
+def html_table(r: Results, link: Any = None) -> bytes:
+    """The rows as an HTML table; `link(iri)` may give a page for an IRI cell (kg serve links papers and concepts)."""
     if r.kind == "ask":
         return f"<p>{'yes' if r.boolean else 'no'}</p>".encode()
     head = "".join(f"<th>{escape(v)}</th>" for v in r.variables)
-    rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _cells(r, 200))
+
+    def cell(t: Term | None, text: str) -> str:
+        href = link(t.value) if link is not None and t is not None and t.kind == "uri" else None
+        return f"<td><a href={quoteattr(href)}>{escape(text)}</a></td>" if href else f"<td>{escape(text)}</td>"
+
+    rows = "".join("<tr>" + "".join(cell(t, c) for t, c in zip(raw, row)) + "</tr>" for raw, row in zip(r.rows, _cells(r, 200)))
     note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
     return f"<p>{len(r.rows)} rows</p>{note}<table><tr>{head}</tr>{rows}</table>".encode()
 
 
-_WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html}
+def _graph_html(r: Results) -> bytes:
+    """A CONSTRUCT/DESCRIBE result as a table of triples (subject, predicate, object), IRIs shortened."""
+    def cell(term: Any) -> str:
+        kind = type(term).__name__
+        text = compact(term.value) if kind == "NamedNode" else f"_:{term.value}" if kind == "BlankNode" else term.value
+        return escape(text if len(text) <= 200 else text[:199] + "…")
+
+    rows = "".join(f"<tr><td>{cell(t.subject)}</td><td>{cell(t.predicate)}</td><td>{cell(t.object)}</td></tr>" for t in r.triples)
+    note = "<p>Truncated by the row cap.</p>" if r.truncated else ""
+    n = len(r.triples)
+    return (f"<p>{n} triple{'s' if n != 1 else ''}</p>{note}<table><tr><th>subject</th><th>predicate</th><th>object</th></tr>"
+            f"{rows}</table>").encode()
+
+
+_WRITERS = {"json": _json, "xml": _xml, "csv": _csv, "tsv": _tsv, "table": _table, "html": _html, "values-tsv": _values_tsv}
 
 
 def _rdf(triples: tuple, fmt: str) -> bytes:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 from . import guard
 from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
-from .results import GRAPH_FORMATS, MEDIA_TYPES
+from .results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 
 DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
 DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
@@ -31,7 +31,8 @@ _ACCEPT: dict[str, str] = {
     "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
     "text/turtle": "ttl", "application/x-turtle": "ttl", "application/n-triples": "nt", "text/plain": "plain",
 }
-_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"), "graph": GRAPH_FORMATS}
+_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"),
+             "graph": (*GRAPH_FORMATS, "html")}
 
 
 @dataclass(frozen=True)
@@ -111,19 +112,26 @@ def _handle(state: tuple, job: dict) -> Reply:
     try:
         results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
     except KgError as exc:
+        if job.get("format") == "html":  # the query page: the error above the query as the user typed it
+            return Reply(400, "text/html; charset=utf-8", _result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
         return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
     fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
     if fmt is None:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
+    if fmt == "html" and results.kind == "select":
+        shown, pages = _one_page(results, job)
+        body = _result_page(job, pages + html_table(shown, _iri_page).decode(), results.kind).encode()
+        headers: tuple[tuple[str, str], ...] = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
+        return Reply(200, MEDIA_TYPES[fmt], body, headers)
     rows = len(results)
     try:
         body, results = guard.fit(results, fmt, max_bytes)
     except KgError as exc:  # e.g. characters the format cannot carry
         return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
     if fmt == "html":
-        body = _page("Results", f"<p><a href='/'>back</a></p>{body.decode()}").encode()
-    headers: tuple[tuple[str, str], ...] = ()
+        body = _result_page(job, body.decode(), results.kind).encode()
+    headers = ()
     if len(results) < rows:
         headers = (("X-Kg-Truncated", f"true; max-bytes={max_bytes}"),)
     elif results.truncated:
@@ -240,7 +248,7 @@ class App:
             return _text(403, "this endpoint is read-only: SPARQL Update is refused")
         if uses_service(text):
             return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
-        return self.run(from_text(text, "request"), {}, environ, args, untrusted=True)
+        return self.run(from_text(text, "request"), {}, environ, args, untrusted=True, typed=text)
 
     def named(self, environ: dict, name: str) -> Reply:
         """GET /queries/NAME?param=value&format=…: run a named query."""
@@ -250,17 +258,19 @@ class App:
         if name not in named:
             return _text(404, f"query {name!r} not found (available: {', '.join(named)})")
         args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
-        params = {k: v[-1] for k, v in args.items() if k != "format" and v and v[-1] != ""}
+        params = {k: v[-1] for k, v in args.items() if k not in ("format", "offset") and v and v[-1] != ""}
         return self.run(named[name], params, environ, args)
 
-    def run(self, q: Any, params: dict, environ: dict, args: dict, *, untrusted: bool = False) -> Reply:
-        """Send one job to the worker pool, fairly between clients (kg.admission), and turn its outcome into a reply."""
+    def run(self, q: Any, params: dict, environ: dict, args: dict, *, untrusted: bool = False, typed: str | None = None) -> Reply:
+        """Send one job to the worker pool, fairly between clients (kg.admission), and turn its outcome into a reply
+        (`typed`: the query text as sent, kept on the page)."""
         from .admission import Busy
 
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
             return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
-        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted}
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
+               "typed": typed, "offset": _offset(args)}
         client = environ.get("REMOTE_ADDR") or "?"
         try:
             with self.admission.slot(client):
@@ -308,17 +318,82 @@ class App:
             items.append(
                 f"<li><form action='/queries/{e(q.name)}' method='get'><b>{e(q.name)}</b> — {e(q.purpose)}<br>"
                 f"{inputs}<input type='hidden' name='format' value='html'><button>run</button></form></li>")
-        example = ("PREFIX dcterms: <http://purl.org/dc/terms/>\nPREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
-                   "SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
+        example = ("SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
                    "GROUP BY ?label ORDER BY DESC(?papers) ?label")
-        formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
         body = (
             f"<p>Graph <code>{e(self.graph.name)}</code> — <a href='/graph'>rendered graph</a> · "
             f"SPARQL endpoint: <code>/sparql</code> (read-only; {self.timeout:g} s and {self.max_rows} rows per query)</p>"
-            f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(example)}</textarea><br>"
-            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
+            f"{_query_form(example)}"
             f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
         return _page("kg SPARQL", body)
+
+
+def _query_form(text: str) -> str:
+    """The query box, holding `text`, with the prefixes it may use without declaring them."""
+    from .catalog import standard_prefixes
+
+    e = html.escape
+    formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
+    declared = ", ".join(f"<abbr title='{e(iri)}'>{e(p)}:</abbr>" for p, iri in sorted(standard_prefixes().items()))
+    return (f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(text)}</textarea><br>"
+            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
+            f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
+
+
+PAGE_ROWS = 100  # rows per HTML page; the files (CSV, JSON, …) hold every row
+
+
+def _offset(args: dict) -> int:
+    """The first row an HTML page shows (offset=…), 0 when absent or not a whole number."""
+    try:
+        return max(0, int((args.get("offset") or ["0"])[-1]))
+    except ValueError:
+        return 0
+
+
+def _one_page(results: Any, job: dict) -> tuple[Any, str]:
+    """The rows of this HTML page and the line that says which rows they are, with links to the pages around."""
+    from dataclasses import replace
+
+    total, start = len(results.rows), min(job.get("offset") or 0, max(len(results.rows) - 1, 0))
+    if total <= PAGE_ROWS:
+        return results, ""
+    base = _self_url(job)
+    nav = [f"rows {start + 1:,}–{min(start + PAGE_ROWS, total):,} of {total:,}"]
+    if start > 0:
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(max(0, start - PAGE_ROWS)) + '&format=html')}'>previous</a>")
+    if start + PAGE_ROWS < total:
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(start + PAGE_ROWS) + '&format=html')}'>next</a>")
+    return replace(results, rows=results.rows[start : start + PAGE_ROWS]), f"<p class='pages'>{' · '.join(nav)}</p>"
+
+
+def _self_url(job: dict) -> str:
+    """The GET URL of the job's query (its text, or the named query and parameters), ending in '?' or '&'."""
+    if job.get("typed") is not None:
+        return "/sparql?" + urllib.parse.urlencode({"query": job["typed"]}) + "&"
+    query = urllib.parse.urlencode(job.get("params") or {})
+    return f"/queries/{urllib.parse.quote(job['query'].name)}?" + (query + "&" if query else "")
+
+
+def _iri_page(iri: str) -> str | None:
+    """Where a clicked IRI leads: a paper to its concepts with scores, a concept to its papers (named queries as pages)."""
+    kind = iri.rstrip("/").rsplit("/", 2)[-2] if iri.count("/") >= 3 else ""
+    if kind == "paper":
+        return "/queries/concepts-of-paper?" + urllib.parse.urlencode({"paper": iri, "format": "html"})
+    if kind == "concept":
+        return "/queries/papers-by-concept?" + urllib.parse.urlencode({"concept": iri, "format": "html"})
+    return None
+
+
+def _result_page(job: dict, body: str, kind: str = "") -> str:
+    """A result (or error) as a page: the query box keeps the query as typed, with links to the same result as files."""
+    e = html.escape
+    base = _self_url(job)
+    form = _query_form(job["typed"]) if job.get("typed") is not None else ""
+    formats = ("ttl", "nt") if kind == "graph" else ("csv", "tsv", "json", "xml") if kind else ()
+    links = " · ".join(f"<a href='{e(base + 'format=' + f)}'>{f}</a>" for f in formats)
+    downloads = f"<p class='downloads'>Download: {links}</p>" if links else ""
+    return _page("Results", f"<p><a href='/'>back</a></p>{form}{downloads}{body}")
 
 
 def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
@@ -328,7 +403,7 @@ def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) 
 def _page(title: str, body: str) -> str:
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-            "table{border-collapse:collapse}li{margin:.5em 0}</style></head>"
+            "table{border-collapse:collapse}li{margin:.5em 0}.error{color:#b91c1c;font-weight:600}</style></head>"
             f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterator
+from typing import Iterator, Mapping
 
 from .errors import QueryError
 
@@ -171,3 +171,67 @@ def _subquery_groups(text: str, names: set[str]) -> list[tuple[int, set[str]]]:
                 takes &= ptakes
         found.append((s, w, c, takes))
     return [(toks[w][2] + 1, takes) for _, w, _, takes in found if takes and w < len(toks)]
+
+
+PREFIXES_NOTE = "# standard prefixes, declared by kg"
+
+
+def with_prefixes(text: str, prefixes: Mapping[str, str]) -> str:
+    """The query with a PREFIX declaration for each of `prefixes` it uses without declaring.
+
+    The declarations go on one line (marked with PREFIXES_NOTE) just before the first line that is
+    not a comment, so a comment header that documents parameters stays first, and
+    `syntax_position` can give positions in the text as the user wrote it.
+    """
+    missing = sorted({p for p, _ in undeclared(text) if p in prefixes})
+    if not missing:
+        return text
+    line = " ".join(f"PREFIX {p}: <{prefixes[p]}>" for p in missing) + "  " + PREFIXES_NOTE + "\n"
+    lines = text.splitlines(keepends=True)
+    at = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), len(lines))
+    return "".join(lines[:at]) + line + "".join(lines[at:])
+
+
+def undeclared(text: str) -> list[tuple[str, int]]:
+    """(prefix, offset) of each prefixed name whose prefix the query does not declare, in text order."""
+    toks = list(tokens(text))
+    declared = {toks[i + 1][1].split(":", 1)[0] for i, (kind, tok, _) in enumerate(toks[:-1]) if kind == "word" and tok.upper() == "PREFIX"}
+    return [(tok.split(":", 1)[0], at) for i, (kind, tok, at) in enumerate(toks)
+            if kind == "word" and ":" in tok and tok.split(":", 1)[0] not in declared and not (i and toks[i - 1][1].upper() == "PREFIX")]
+
+
+def syntax_position(text: str, line: int) -> int:
+    """The line number in the user's text of `line` in `text` (which may hold a line of added prefixes)."""
+    for i, ln in enumerate(text.splitlines(), start=1):
+        if ln.endswith(PREFIXES_NOTE):
+            return line - 1 if line > i else line
+    return line
+
+
+def syntax_error(engine_text: str, text: str = "") -> str:
+    """An engine's syntax error as one readable line: the position, what is there, and what was expected in short.
+
+    pyoxigraph lists every acceptable character class after an unknown prefix (a screenful);
+    that becomes 'unknown prefix x:', and long lists of expected tokens are cut to a few.
+    """
+    m = re.match(r"error at (\d+):(\d+):\s*(.*)", engine_text, re.DOTALL)
+    if not m:
+        return f"SPARQL syntax error: {' '.join(engine_text.split())[:200]}"
+    row, col, detail = int(m[1]), int(m[2]), " ".join(m[3].split())
+    lines = text.splitlines()
+    here = lines[row - 1] if 0 < row <= len(lines) else ""
+    before = here[: col - 1].rstrip() if col <= len(here) + 1 else here.rstrip()
+    after = before[-30:].lstrip()
+    shown = ("…" if len(after) < len(before.lstrip()) else "") + after
+    where = f"line {syntax_position(text, row) if text else row}, column {col}"
+    unknown = undeclared(text)
+    if unknown:  # the engine's own message for these is a list of every character it could have read
+        prefix, at = unknown[0]
+        row = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        where = f"line {syntax_position(text, row)}, column {col}"
+        return f"SPARQL syntax error at {where}: unknown prefix {prefix}: (declare it with PREFIX {prefix}: <IRI>)"
+    expected = re.sub(r"\[[^\]]*\]|'[^']*'|\|", "", detail.removeprefix("expected one of").removeprefix("expected"))
+    words = [w for w in (w.strip() for w in expected.split(",")) if w.isupper()][:8]
+    hint = f"expected {', '.join(words)}{' …' if len(words) == 8 else ''}" if words else "unexpected text"
+    return f"SPARQL syntax error at {where}, after {shown!r}: {hint}" if shown else f"SPARQL syntax error at {where}: {hint}"

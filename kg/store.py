@@ -201,7 +201,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
 
     graph = Path(graph)
     if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
+        raise InputError(f"{graph}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl' (or 'kg build' for the bundled sample), or pass --graph FILE.ttl")
     try:
         if memory:
             raise OSError("in memory")

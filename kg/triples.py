@@ -13,7 +13,7 @@ from .errors import InputError, UsageError
 from .extract import Extraction
 from .ingest import Paper
 from .scheme import Scheme
-from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
+from .vocabulary import DCTERMS, DEFAULT_BASE, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
 
 
 def paper_slugs(ids: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
@@ -93,11 +93,11 @@ def provenance(
     count = papers if isinstance(papers, int) else len(papers)
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
     a = N(RDF + "type")
-    agent = N(ns.base + "agent/kg-" + slug(__version__))
     yield T(build, a, N(PROV + "Activity"))
     yield T(build, N(RDFS + "label"), L(f"kg build of {count} papers"))
     yield T(build, N(PROV + "startedAtTime"), L(build_time().isoformat(), datatype=N(XSD + "dateTime")))
-    yield T(build, N(PROV + "wasAssociatedWith"), agent)
+    agent = list(agent_triples(build, ns.base))
+    yield agent[0]
     for earlier in informed_by:
         yield T(build, N(PROV + "wasInformedBy"), N(earlier))
     for name in inputs:
@@ -106,7 +106,17 @@ def provenance(
         yield T(build, N(KG + "schemeVersion"), L(version))
     for iri in scheme.iris:
         yield T(build, N(PROV + "used"), N(iri))
-    yield T(agent, a, N(PROV + "SoftwareAgent"))
+    yield from agent[1:]
+
+
+def agent_triples(activity, base: str = DEFAULT_BASE) -> Iterator:
+    """`activity prov:wasAssociatedWith` the kg software agent of this version, then the agent's description."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
+    agent = N(base + "agent/kg-" + slug(__version__))
+    yield T(activity, N(PROV + "wasAssociatedWith"), agent)
+    yield T(agent, N(RDF + "type"), N(PROV + "SoftwareAgent"))
     yield T(agent, N(RDFS + "label"), L(f"kg {__version__}"))
     yield T(agent, N(KG + "softwareVersion"), L(__version__))
 
@@ -156,6 +166,7 @@ def _terms() -> dict:
         "PositionSelector": OA + "TextPositionSelector", "start": OA + "start", "end": OA + "end",
         "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
         "exact": OA + "exact", "evaluatesOn": KG + "evaluatesOn", "proposes": KG + "proposes", "Method": KG + "Method",
+        "onProperty": KG + "onProperty",
     }
     terms: dict = {key: N(iri) for key, iri in names.items()}
     terms.update(offsets={}, scores={}, nodes={})  # caches of terms met while building
@@ -221,14 +232,21 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     for m, method in zip(ex.methods, methods):
         n += 1
         yield from _annotation(t, f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+    # A concept the title names is evidenced by its span of dcterms:title (numbered last, so the
+    # abstract's annotations keep the numbers they had before titles were annotated).
+    for link in ex.links:
+        score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
+        for tm in link.title_mentions:
+            n += 1
+            yield from _annotation(t, f"{key}{n}", _node(t, tm.concept), p, tm.start, tm.end, tm.exact, score, t["title"])
 
 
 # A method the paper names as its own contribution ("we propose QORA") is certain evidence.
 METHOD_SCORE_TEXT = "1.000"
 
 
-def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score) -> Iterator:
-    """An oa:Annotation whose target is the span [start, end) of the paper's abstract."""
+def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score, on=None) -> Iterator:
+    """An oa:Annotation whose target is the span [start, end) of the paper's abstract (or of the property `on`: dcterms:title)."""
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
@@ -241,6 +259,8 @@ def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: st
     yield T(ann, t["score"], score)
     yield T(target, a, t["SpecificResource"])
     yield T(target, t["hasSource"], source)
+    if on is not None:
+        yield T(target, t["onProperty"], on)
     yield T(target, t["hasSelector"], pos)
     yield T(target, t["hasSelector"], quote_)
     yield T(pos, a, t["PositionSelector"])

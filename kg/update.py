@@ -45,6 +45,12 @@ class Updated:
     replaced: int
     unchanged: int
     problems: tuple[str, ...] = field(default=())
+    analysed: bool = False  # the graph holds a `kg analyze` result, which describes the papers before the update
+
+    @property
+    def stale_analysis(self) -> bool:
+        """True when papers were added to an analysed graph: its communities, ranks and similar papers miss them."""
+        return self.analysed and self.changed
 
     @property
     def changed(self) -> bool:
@@ -153,7 +159,8 @@ def _update(
     else:
         stamped = _append(graph, out, added, fmt, ns, before)
         graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
-    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems)
+    analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
+    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
 
 
 def _without(triples: list, papers: set[str]) -> list:

@@ -14,7 +14,7 @@ from .scheme import Concept, Scheme
 from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
 
 DEFAULT_MAX_NODES = 500  # measured: 500 nodes settle in ~2.5 s in headless Chromium; 2,000 are an unreadable blob
-VIEWS = ("papers", "concepts")
+VIEWS = ("papers", "concepts", "map")
 SNIPPET = 90  # characters of context on each side of a mention
 
 
@@ -50,6 +50,7 @@ class View:
     note: str = ""
     focus: str | None = None
     total: int = 0  # nodes before --max-nodes
+    extra: Mapping[str, Any] = field(default_factory=dict)  # view-specific page data (the concept map's layout and papers)
 
 
 class Scene:
@@ -61,7 +62,8 @@ class Scene:
         self.subjects: list[tuple[str, str]] = []
         self.broader: dict[str, list[str]] = {}
         self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
-        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact")}
+        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact",
+                                                          KG + "onProperty")}
         selectors: dict[str, list[str]] = {}
         has_selector = OA + "hasSelector"
         keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
@@ -162,26 +164,26 @@ class Scene:
             "concepts": [[self.label(c), s] for c, s in linked],
         }
         for c, _ in linked:
-            evidence = self._evidence(paper, c)
+            evidence = self.evidence(paper, c)
             if evidence:
                 info["evidence"] = evidence
                 break
         return info
 
-    def _evidence(self, paper: str, concept: str) -> list[str] | None:
-        """[before, exact, after] around the first mention of `concept` in the paper's abstract."""
+    def evidence(self, paper: str, concept: str, width: int = SNIPPET) -> list[str] | None:
+        """[before, exact, after] around the first mention of `concept` in the paper's abstract (`width` characters of context)."""
         _, mention = self.links.get((paper, concept), (None, None))
         if mention is None:
             return None
-        start, exact = mention
-        abstract = self.first(paper, DCTERMS + "abstract") or ""
+        start, exact, on = mention
+        abstract = self.first(paper, on or DCTERMS + "abstract") or ""  # a title span (kg:onProperty) quotes the title
         if abstract[start : start + len(exact)] != exact:
             return ["", exact, ""]
-        before = abstract[max(0, start - SNIPPET) : start]
-        after = abstract[start + len(exact) : start + len(exact) + SNIPPET]
-        if start > SNIPPET:
+        before = abstract[max(0, start - width) : start]
+        after = abstract[start + len(exact) : start + len(exact) + width]
+        if start > width:
             before = "…" + before.split(" ", 1)[-1]
-        if start + len(exact) + SNIPPET < len(abstract):
+        if start + len(exact) + width < len(abstract):
             after = after.rsplit(" ", 1)[0] + "…"
         return [before, exact, after]
 
@@ -339,11 +341,19 @@ def size(weight: float, biggest: float) -> float:
     return round(10 + 30 * math.sqrt(max(weight, 0) / max(biggest, 1)), 1)
 
 
-def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]]:
-    """(paper, concept) → (best score, first mention as (start, exact)) from the oa:Annotations."""
+Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" for the abstract)
+
+
+def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, Mention | None]]:
+    """(paper, concept) → (best score, first mention as (start, exact, property)) from the oa:Annotations.
+
+    A mention of the abstract comes before one of the title (kg:onProperty), which is the evidence
+    only of a concept that the title alone names.
+    """
     body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
     source, start_of, exact_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"]
-    out: dict[tuple[str, str], tuple[float | None, tuple[int, str] | None]] = {}
+    on_of = ann[KG + "onProperty"]
+    out: dict[tuple[str, str], tuple[float | None, Mention | None]] = {}
     for a, concept in body.items():
         target = target_of.get(a)
         if target not in source:
@@ -353,10 +363,10 @@ def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> d
         sels = selectors.get(target, ())
         starts = [int(start_of[q]) for q in sels if q in start_of]
         exacts = [exact_of[q] for q in sels if q in exact_of]
-        mention = (starts[0], exacts[0] if exacts else "") if starts else None
+        mention = (starts[0], exacts[0] if exacts else "", on_of.get(target, "")) if starts else None
         old_score, old_mention = out.get(key, (None, None))
         best = max((s for s in (score, old_score) if s is not None), default=None)
-        first = min((m for m in (mention, old_mention) if m is not None), default=None)
+        first = min((m for m in (mention, old_mention) if m is not None), default=None, key=lambda m: (m[2], m[0], m[1]))
         out[key] = (best, first)
     return out
 

@@ -37,7 +37,8 @@ def _run(graph: Path, name: str, **params) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def sample_analyzed(sample_ttl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled sample, analysed by the CLI in place."""
+    """The bundled sample, analysed by the CLI in place (at the tests' build time: a module fixture runs before the autouse one)."""
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
     path = tmp_path_factory.mktemp("analyzed") / "icml2024.ttl"
     shutil.copy(sample_ttl, path)
     result = CliRunner().invoke(cli, ["analyze", str(path)])
@@ -149,3 +150,53 @@ def test_failed_analysis_leaves_the_output_alone(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["analyze", str(bad), "-o", str(out)])
     assert result.exit_code == 1 and "not valid RDF" in result.output
     assert out.read_text(encoding="utf-8") == "previous"
+
+
+def test_an_analysed_graph_passes_the_shapes(sample_ttl: Path, sample_analyzed: Path) -> None:
+    import rdflib
+
+    from .test_scheme import _validate
+
+    graph = rdflib.Graph().parse(sample_analyzed)
+    conforms, report = _validate(graph)
+    assert conforms, report
+    prov = "http://www.w3.org/ns/prov#"
+    runs = list(graph.subjects(rdflib.RDF.type, rdflib.URIRef(KG + "Analysis")))
+    assert len(runs) == 1
+    (started,) = graph.objects(runs[0], rdflib.URIRef(prov + "startedAtTime"))
+    assert started.toPython().timestamp() == 1700000000  # SOURCE_DATE_EPOCH, as for builds
+    (agent,) = graph.objects(runs[0], rdflib.URIRef(prov + "wasAssociatedWith"))
+    assert (agent, rdflib.RDF.type, rdflib.URIRef(prov + "SoftwareAgent")) in graph
+    def repeated(path: Path) -> int:
+        triples = kg.graphio.read_triples(path)
+        return len(triples) - len(set(triples))
+
+    assert repeated(sample_analyzed) == repeated(sample_ttl), "the analysis writes no triple the graph already has (the agent)"
+
+
+def test_an_update_says_the_analysis_is_stale(sample_analyzed: Path, tmp_path: Path) -> None:
+    graph = tmp_path / "g.ttl"
+    shutil.copy(sample_analyzed, graph)
+    new = tmp_path / "new.jsonl"
+    new.write_text('{"id": "n1", "title": "Diffusion policies", "abstract": "We propose diffusion models for offline reinforcement learning."}\n',
+                   encoding="utf-8")
+    got = CliRunner().invoke(cli, ["build", "--update", str(graph), str(new), "--no-render"])
+    assert got.exit_code == 0, got.output
+    assert f"run 'kg analyze {graph}' again" in got.stderr and "does not cover the new papers" in got.stderr
+    again = CliRunner().invoke(cli, ["build", "--update", str(graph), str(new), "--no-render"])
+    assert again.exit_code == 0 and "analyze" not in again.output, "nothing added: nothing went stale"
+    plain = tmp_path / "plain.ttl"
+    assert CliRunner().invoke(cli, ["build", str(new), "-o", str(plain), "--no-render"]).exit_code == 0
+    more = tmp_path / "more.jsonl"
+    more.write_text('{"id": "n2", "abstract": "Graph neural networks for molecules."}\n', encoding="utf-8")
+    got = CliRunner().invoke(cli, ["build", "--update", str(plain), str(more), "--no-render"])
+    assert got.exit_code == 0 and "analyze" not in got.output, "an unanalysed graph has nothing to go stale"
+
+
+def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> None:
+    result = kg.analyze(two_topics_ttl)
+    text = repr(result)
+    s = result.summary()
+    assert text.startswith(f"<kg Analysis of {len(result.facts.papers)} papers: {s['concepts']} concepts ranked, {s['communities']} communities")
+    assert len(text.splitlines()) == 1 + min(3, len(result.communities)) and len(text) < 1000
+    assert "community 1: " in text

@@ -145,7 +145,10 @@ def test_update_replaces_a_paper_whose_abstract_changed(tmp_path: Path, corpus_l
     starts = dict(_objects(graph, OA + "start"))
     ends = dict(_objects(graph, OA + "end"))
     exact = dict(_objects(graph, OA + "exact"))
+    titled = {target for target, _ in _objects(graph, "https://w3id.org/kg/ontology#onProperty")}  # spans of the title
     for target, paper in sources.items():
+        if target in titled:
+            continue
         pos = next(s for s in selectors[target] if s in starts)
         quote = next(s for s in selectors[target] if s in exact)
         assert abstracts[paper][int(starts[pos]) : int(ends[pos])] == exact[quote]

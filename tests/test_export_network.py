@@ -56,3 +56,18 @@ def test_unknown_format_lists_every_format(sample_ttl: Path) -> None:
     result = CliRunner().invoke(cli, ["export", str(sample_ttl), "-f", "dot"])
     assert result.exit_code == 1
     assert "unknown export format 'dot'" in result.output and "graphml" in result.output and "ttl" in result.output
+
+
+@pytest.mark.parametrize("name", ["papers.csv", "papers.yaml", "papers"])
+def test_an_unknown_output_suffix_is_refused_and_nothing_is_written(sample_ttl: Path, tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    result = CliRunner().invoke(cli, ["export", str(sample_ttl), "-o", str(out)])
+    assert result.exit_code == 1 and not out.exists()
+    assert "cannot tell the export format" in result.output
+    for suffix in (".ttl", ".nt", ".jsonld", ".graphml", ".gexf"):
+        assert suffix in result.output
+    forced = CliRunner().invoke(cli, ["export", str(sample_ttl), "-o", str(out), "-f", "nt"])
+    assert forced.exit_code == 0, forced.output
+    import pyoxigraph as ox
+
+    assert len(list(ox.parse(out.read_bytes(), format=ox.RdfFormat.N_TRIPLES))) == len(kg.graphio.read_triples(sample_ttl))

@@ -13,7 +13,7 @@ KG = Path(__file__).parent.parent / "kg"
 # Layer of each module (a package counts as its folder's modules; `kg` itself re-exports the API).
 LAYERS: dict[str, int] = {
     # L0: errors, vocabulary, defaults, files
-    "errors": 0, "sandbox": 0, "admission": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0,
+    "errors": 0, "sandbox": 0, "admission": 0, "deadline": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0,
     # L1: ingest, scheme, graph reading, query catalog and results
     "ingest": 1, "scheme": 1, "graphio": 1, "facts": 1, "catalog": 1, "results": 1, "sparql": 1,
     "keywords": 1, "shards": 1, "guard": 1,
@@ -23,7 +23,7 @@ LAYERS: dict[str, int] = {
     # L3: build and update, running a query
     "build": 3, "update": 3, "query": 3, "training": 3, "cluster": 3, "upload": 3,
     # L4: serve, render, analyze, report, export, evaluate
-    "serve": 4, "workers": 4, "views": 4, "render": 4, "network": 4, "analyze": 4, "report": 4, "export": 4, "evaluate": 4,
+    "serve": 4, "workers": 4, "views": 4, "render": 4, "conceptmap": 4, "network": 4, "analyze": 4, "report": 4, "export": 4, "evaluate": 4,
     # L5: the command line and the package's public API
     "cli": 5, "__main__": 5, "__init__": 5,
 }

@@ -38,7 +38,8 @@ def test_sample_annotations_quote_the_abstract_exactly(sample_graph: Graph) -> N
     rows = sample_graph.query(
         """SELECT ?abstract ?start ?end ?exact WHERE {
              ?a a oa:Annotation ; oa:hasTarget ?t . ?t oa:hasSource ?p ; oa:hasSelector ?pos, ?q .
-             ?p dcterms:abstract ?abstract . ?pos oa:start ?start ; oa:end ?end . ?q oa:exact ?exact }""",
+             ?p dcterms:abstract ?abstract . ?pos oa:start ?start ; oa:end ?end . ?q oa:exact ?exact
+             FILTER NOT EXISTS { ?t <https://w3id.org/kg/ontology#onProperty> ?title } }""",
         initNs={"oa": OA, "dcterms": DCTERMS},
     )
     rows = list(rows)

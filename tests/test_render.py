@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kg.cli import cli
+from kg.conceptmap import MAP_CONCEPTS
 from kg.errors import QueryError, UsageError
 from kg.render import build_view, render, script_json
 from kg.views import DEFAULT_MAX_NODES, Edge, Node, View, limit
@@ -165,12 +166,18 @@ def test_max_nodes_keeps_the_most_connected_and_says_what_was_left_out() -> None
 def test_a_large_graph_defaults_to_a_readable_view() -> None:
     triples = synthetic_triples(900)
     concepts = {t.object.value for t in triples if t.predicate.value.endswith("/subject")}
-    rendered = render(triples)
-    assert rendered.total == 900 + len(concepts) and rendered.nodes <= DEFAULT_MAX_NODES
+    rendered = render(triples)  # 900 papers: the concept map, not 500 unlinked dots
     data = page_data(rendered.html)
-    assert f"of {rendered.total:,} nodes" in data["note"] and "--max-nodes" in data["note"]
-    assert len(data["nodes"]) == rendered.nodes
-    assert render(triples, max_nodes=0).nodes == rendered.total
+    assert "map" in data and rendered.total == len(concepts) and rendered.nodes <= MAP_CONCEPTS
+    ends = {e["from"] for e in data["edges"]} | {e["to"] for e in data["edges"]}
+    assert rendered.edges > rendered.nodes and ends == {n["id"] for n in data["nodes"]}, "every drawn concept has a link"
+    papers = render(triples, view="papers")  # the papers view stays capped, saying what it left out
+    assert papers.total == 900 + len(concepts) and papers.nodes <= DEFAULT_MAX_NODES
+    data = page_data(papers.html)
+    assert f"of {papers.total:,} nodes" in data["note"] and "--max-nodes" in data["note"]
+    assert len(data["nodes"]) == papers.nodes
+    assert render(triples, view="papers", max_nodes=0).nodes == papers.total
+    assert render(triples, max_nodes=0).nodes == len(concepts)
 
 
 def test_query_draws_a_construct_result(sample_ttl: Path) -> None:

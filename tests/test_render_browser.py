@@ -132,7 +132,7 @@ def test_script_in_titles_and_abstracts_never_runs(browser, hostile_ttl: Path, t
 
 
 def test_two_thousand_papers_render_and_settle(browser, tmp_path: Path) -> None:
-    out = kg.render(synthetic_triples(2000), tmp_path / "big.html", max_nodes=0)
+    out = kg.render(synthetic_triples(2000), tmp_path / "big.html", view="papers", max_nodes=0)
     with Opened(browser, Path(out), settle_timeout=45) as opened:
         assert opened.page.evaluate("network.body.data.nodes.length") == out.nodes > 2000
         assert opened.page.evaluate("window.kgLayout.iterationsDone && !network.physics.physicsEnabled")
@@ -163,3 +163,72 @@ def test_search_box_finds_and_focuses_a_node(browser, sample_ttl: Path, tmp_path
         page.fill("#kg-search", "no node is called this")
         page.keyboard.press("Enter")
         assert page.text_content("#kg-search-status") == "no match"
+
+
+def with_years(triples: list) -> list:
+    """Synthetic papers given publication years 2019-2024, so the year filter has something to filter."""
+    import pyoxigraph as ox
+
+    from kg.vocabulary import FABIO, XSD
+
+    papers = sorted({t.subject.value for t in triples if t.predicate.value.endswith("/subject")})
+    year = ox.NamedNode(FABIO + "hasPublicationYear")
+    return triples + [ox.Triple(ox.NamedNode(p), year, ox.Literal(str(2019 + i % 6), datatype=ox.NamedNode(XSD + "gYear")))
+                      for i, p in enumerate(papers)]
+
+
+def check_map(page, min_edges: int = 1) -> None:
+    """The map's promises in a real browser: edges drawn, clusters labelled, a click lists the concept's papers."""
+    shown = page.evaluate("window.kgMap.shown")
+    assert shown["links"] >= min_edges and shown["concepts"] == page.evaluate("network.body.data.nodes.length")
+    assert page.evaluate("Object.keys(network.body.edges).length") == page.evaluate("network.body.data.edges.length") >= min_edges
+    labels = page.evaluate("window.kgMap.labels")
+    areas = page.evaluate("""() => { const n = {}; network.body.data.nodes.get().forEach(x => n[x.area] = (n[x.area] || 0) + 1);
+        return Object.keys(n).filter(a => n[a] > 1).sort(); }""")
+    assert sorted(labels) == areas and labels, "every area with two or more concepts is labelled"
+    # A real click on the biggest concept opens its papers.
+    biggest = page.evaluate("network.body.data.nodes.get().sort((a, b) => b.size - a.size)[0].id")
+    box = page.locator("#kg-network canvas").bounding_box()
+    point = page.evaluate("id => network.canvasToDOM(network.getPositions([id])[id])", biggest)
+    page.mouse.click(box["x"] + point["x"], box["y"] + point["y"])
+    page.wait_for_selector("#kg-panel li")
+    assert page.evaluate("document.querySelector('#kg-panel').dataset.concept") == biggest
+    assert page.locator("#kg-panel li").count() > 0
+    assert page.text_content("#kg-panel h2") == page.evaluate("id => network.body.data.nodes.get(id).full", biggest)
+
+
+def test_the_concept_map_draws_labels_filters_and_drills_down(browser, tmp_path: Path) -> None:
+    out = kg.render(with_years(synthetic_triples(2000)), tmp_path / "map.html")
+    with Opened(browser, Path(out)) as opened:
+        page = opened.page
+        assert opened.errors == [] and opened.refused == []
+        check_map(page, min_edges=out.nodes)
+        before = page.locator("#kg-panel li").count()
+        page.select_option("#kg-year-from", "2024")  # one year of six: fewer papers listed, fewer links
+        assert 0 < page.locator("#kg-panel li").count() < before
+        assert page.evaluate("window.kgMap.shown.links") < out.edges
+        page.select_option("#kg-year-from", "2019")
+        area = page.evaluate("network.body.data.nodes.get()[0].area")
+        page.locator("#kg-legend div", has_text=area).first.click()  # hide one area
+        hidden = page.evaluate("a => network.body.data.nodes.get().filter(n => n.area === a).every(n => n.hidden)", area)
+        assert (hidden and area not in page.evaluate("window.kgMap.labels")) or page.evaluate("window.kgMap.labels") == []
+        page.fill("#kg-min-links", "4")
+        page.dispatch_event("#kg-min-links", "change")
+        left = page.evaluate("""() => { const on = network.body.data.nodes.get().filter(n => !n.hidden).map(n => n.id);
+            const links = {}; network.body.data.edges.get().filter(e => !e.hidden).forEach(e => { links[e.from] = (links[e.from] || 0) + 1; links[e.to] = (links[e.to] || 0) + 1; });
+            return on.map(id => links[id] || 0); }""")
+        assert left and min(left) >= 1
+
+
+@pytest.mark.slow
+def test_the_default_page_of_21k_real_papers_is_a_readable_map(browser, tmp_path: Path) -> None:
+    corpus = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
+    if not corpus.is_file():
+        pytest.skip("../shared/corpora/ml-abstracts.jsonl is not here")
+    got = CliRunner().invoke(cli, ["build", str(corpus), "-o", str(tmp_path / "ml.ttl")])
+    assert got.exit_code == 0, got.output
+    page_path = tmp_path / "ml.html"
+    with Opened(browser, page_path, settle_timeout=60) as opened:
+        assert opened.errors == [] and opened.refused == []
+        check_map(opened.page, min_edges=100)
+        assert len(opened.page.evaluate("window.kgMap.labels")) >= 8

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -217,3 +219,66 @@ def test_persisted_store_workers_search_through_the_text_index(app, mini_ttl: Pa
         assert b"p2" in call(app, path="/queries/search", query={"words": "human feedback", "format": "csv"})[2]
     finally:
         in_memory.close()
+
+
+def test_readme_sparql_runs_without_prefix_lines_and_the_page_keeps_the_query(app) -> None:
+    typed = "SELECT ?paper ?label WHERE { ?paper dcterms:subject kgc:reinforcement-learning ; rdfs:label ?label }"
+    status, _, body = call(app, query={"query": typed, "format": "csv"})
+    assert status == 200 and body.startswith(b"paper,label\r\n") and body.count(b"\r\n") >= 2
+    form = urllib.parse.urlencode({"query": typed, "format": "html"}).encode()
+    status, _, body = call(app, "POST", body=form, ctype="application/x-www-form-urlencoded")
+    page = body.decode()
+    assert status == 200 and f">{html.escape(typed)}</textarea>" in page, "the box keeps the query as typed, without added PREFIX lines"
+    assert "format=csv" in page and "format=json" in page
+    assert "Declared for you" in page and "kgc:" in page
+    broken = "SELECT ?p WHERE {\n  ?p dcterms:subject nope:x }"
+    status, headers, body = call(app, "POST", body=urllib.parse.urlencode({"query": broken, "format": "html"}).encode(),
+                                 ctype="application/x-www-form-urlencoded")
+    page = body.decode()
+    assert status == 400 and headers["Content-Type"].startswith("text/html")
+    assert "SPARQL syntax error at line 2, column" in page and "unknown prefix nope:" in page
+    assert f">{html.escape(broken)}</textarea>" in page, "the query survives the error"
+
+
+def test_construct_results_show_as_a_table_of_triples(app) -> None:
+    status, headers, body = call(app, path="/queries/paper-graph", query={"paper": "p1", "format": "html"})
+    page = body.decode()
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert "<th>subject</th><th>predicate</th><th>object</th>" in page and "paper:p1" in page
+    assert "format=ttl" in page and "format=nt" in page
+    cells = page.count("<tr>") - 1
+    assert cells == 4, "the row cap (4) holds for triples too"
+    status, _, body = call(app, query={"query": "CONSTRUCT WHERE { ?p a fabio:ResearchPaper }"}, accept="text/html")
+    assert status == 200 and body.decode().count("<td>rdf:type</td><td>fabio:ResearchPaper</td>") == 4
+    status, _, body = call(app, path="/queries/paper-graph", query={"paper": "p1", "format": "ttl"})
+    assert status == 200 and b"paper:p1" in body
+
+
+def test_papers_and_concepts_in_results_are_links_to_their_pages(app) -> None:
+    status, _, body = call(app, path="/queries/papers-by-concept", query={"concept": "RL", "format": "html"})
+    page = body.decode()
+    assert status == 200
+    links = re.findall(r'<a href="(/queries/concepts-of-paper\?[^"]+)">paper:(p\d)</a>', page)
+    assert links, page[-800:]
+    href = html.unescape(links[0][0])
+    status, _, body = call(app, path=href.split("?")[0], query=dict(urllib.parse.parse_qsl(href.split("?", 1)[1])))
+    assert status == 200 and "<table>" in body.decode() and "/queries/papers-by-concept?" in body.decode(), "and back to the concepts"
+
+
+def test_html_results_come_a_page_at_a_time(mini_ttl: Path) -> None:
+    application = make_app(mini_ttl, workers=1, timeout=10.0, max_rows=1000, memory=False)
+    try:
+        every = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o"
+        status, _, body = call(application, query={"query": every, "format": "html"})
+        page = body.decode()
+        assert status == 200 and page.count("<tr>") == 1 + 100 and "rows 1–100 of " in page
+        (following,) = re.findall(r"<a href='(/sparql\?[^']*offset=100[^']*)'>next</a>", page)
+        href = html.unescape(following)
+        status, _, body = call(application, query=dict(urllib.parse.parse_qsl(href.split("?", 1)[1])))
+        second = body.decode()
+        assert status == 200 and "rows 101–200 of " in second and ">previous</a>" in second
+        assert second.count("<tr>") == 101 and set(re.findall(r"<tr>.*?</tr>", second)[1:]).isdisjoint(re.findall(r"<tr>.*?</tr>", page)[1:])
+        status, _, body = call(application, path="/queries/papers-by-concept", query={"concept": "RL", "format": "html", "offset": "0"})
+        assert status == 200, "offset is the page's, not a query parameter"
+    finally:
+        application.close()

@@ -140,7 +140,7 @@ def test_malformed_sparql_gets_the_parse_position(server: str) -> None:
     # end of the text, so the case here is a missing '.' between two patterns on line 2/3.)
     status, body = load.get(server, "/sparql", {"query": "SELECT ?s WHERE {\n  ?s ?p ?o\n  ?s ?p ?o }"})
     assert status == 400
-    assert body.decode().strip() == "query 'request': SPARQL syntax error at line 3, column 11: expected OPTIONAL"
+    assert body.decode().strip() == "query 'request': SPARQL syntax error at line 3, column 11, after '?s ?p ?o': expected OPTIONAL"
 
 
 def test_the_load_script_reports_queries_failures_and_percentiles(server: str) -> None:

@@ -240,6 +240,7 @@ class _Read:
     title_concepts: frozenset[str]
     methods: tuple[tuple[int, int], ...]
     sentences: int
+    title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
 
 
 class PhraseExtractor:
@@ -342,11 +343,12 @@ class PhraseExtractor:
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_spans = self.senses.keep(self._concept_spans(title_doc), title_doc.text, docs) if title_doc is not None else []
-        title = frozenset(c for c, _, _ in _longest_first(title_spans))
+        title_kept = _longest_first(title_spans)
+        title = frozenset(c for c, _, _ in title_kept)
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts))
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
 
     def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
         abstract = r.paper.abstract
@@ -358,7 +360,8 @@ class PhraseExtractor:
         for concept, (p, may_be_subject) in zip(concepts, scores):
             value = round(p, 3)
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
-            links.append(Link(concept, value, may_be_subject and value >= self.threshold, ms, concept in self.datasets))
+            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
+            links.append(Link(concept, value, may_be_subject and value >= self.threshold, ms, concept in self.datasets, title_ms))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)
@@ -367,6 +370,14 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _title_spans(paper: Paper, kept: list[tuple[str, int, int]]) -> tuple[tuple[str, int, int], ...]:
+    """The title matches as (concept, start, end) in the stored title: the evidence of a title-only link."""
+    if not kept:
+        return ()
+    cleaned = clean(paper.title or "")  # the same clean-up the title doc was made from; maps offsets back
+    return tuple((c, *cleaned.original(a, b)) for c, a, b in kept)
 
 
 def _in_compound_name(doc, start: int, end: int) -> bool:

@@ -28,6 +28,7 @@ class Link:
     subject: bool
     mentions: tuple[Mention, ...]
     dataset: bool = False  # a data set or benchmark the paper evaluates on (kg:evaluatesOn)
+    title_mentions: tuple[Mention, ...] = ()  # spans of the paper's title (offsets into the title, not the abstract)
 
 
 @dataclass(frozen=True)

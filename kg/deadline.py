@@ -1,0 +1,47 @@
+"""Run a piece of work so that Ctrl-C stops the wait at once and a time limit can give it up.
+
+Used by `kg query` for local queries: pyoxigraph evaluates without holding the GIL, so the waiting
+thread gets the KeyboardInterrupt while the engine runs (called directly, Ctrl-C waited for the whole
+query: minutes on a large graph).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .errors import QueryError
+
+T = TypeVar("T")
+
+
+def with_deadline(work: Callable[[], T], timeout: float | None, name: str) -> T:
+    """Run `work` in a thread that this one waits for, so that Ctrl-C stops the wait at once and a query
+    past `timeout` seconds (None or 0: no limit) is given up with a QueryError.
+
+    pyoxigraph evaluates without holding the GIL, so the waiting thread gets the KeyboardInterrupt
+    while the engine runs (called directly, Ctrl-C waited for the whole query: minutes on a large graph).
+    The abandoned thread is a daemon: it ends with the process.
+    """
+    import threading
+    import time
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"kg query {name}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout if timeout else None
+    while thread.is_alive():
+        if deadline is not None and time.monotonic() >= deadline:
+            raise QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
+                             "or allow more time (--timeout SECONDS, 0 = no limit)")
+        thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

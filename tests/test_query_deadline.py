@@ -1,0 +1,50 @@
+"""A local query can be stopped: --timeout gives it up, Ctrl-C (SIGINT) ends `kg query` at once with exit 130."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kg.cli import cli
+
+RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # hours on any real graph
+
+
+def test_timeout_gives_up_a_runaway_query(sample_ttl: Path, tmp_path: Path) -> None:
+    warm = CliRunner().invoke(cli, ["query", "top-concepts", "--graph", str(sample_ttl)])  # the store is built once, untimed
+    assert warm.exit_code == 0, warm.output
+    started = time.monotonic()
+    got = CliRunner().invoke(cli, ["query", "-", "--graph", str(sample_ttl), "--timeout", "1"], input=RUNAWAY)
+    took = time.monotonic() - started
+    assert got.exit_code == 1 and "did not finish in 1 s" in got.output and "--timeout" in got.output
+    assert took < 5, f"gave up after {took:.1f} s"
+    quick = CliRunner().invoke(cli, ["query", "-", "--graph", str(sample_ttl), "--timeout", "1", "-f", "csv"],
+                               input="SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }")
+    assert quick.exit_code == 0 and quick.stdout.splitlines() == ["n", "38"]
+
+
+def test_ctrl_c_stops_a_running_query_with_exit_130(sample_ttl: Path, tmp_path: Path) -> None:
+    query = tmp_path / "runaway.rq"
+    query.write_text(RUNAWAY + "\n", encoding="utf-8")
+    warm = CliRunner().invoke(cli, ["query", "top-concepts", "--graph", str(sample_ttl)])
+    assert warm.exit_code == 0, warm.output
+    proc = subprocess.Popen([sys.executable, "-m", "kg", "query", str(query), "--graph", str(sample_ttl), "--timeout", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4)  # start-up and imports (~1-2 s), then the engine is busy
+        assert proc.poll() is None, proc.communicate()
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err and out == ""
+    assert took < 3, f"exited {took:.1f} s after Ctrl-C"
