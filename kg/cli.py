@@ -257,6 +257,17 @@ def _refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> No
 # ---- query interface: query, serve, push -------------------------------------------------------
 
 
+def _show(text: str) -> None:
+    """Print a result; on a terminal, one taller than the screen goes through a pager ($PAGER, else `less -FRSX`, as git does)."""
+    import shutil
+
+    if sys.stdout.isatty() and text.count("\n") > shutil.get_terminal_size().lines - 2:
+        os.environ.setdefault("LESS", "FRSX")  # long lines scroll sideways instead of wrapping; quit when it fits
+        click.echo_via_pager(text)
+    else:
+        click.echo(text, nl=False)
+
+
 def _default_graph() -> Path:
     """The graph a command uses when none is named, said on stderr so that nobody wonders which graph answered."""
     from .query import default_graph
@@ -336,7 +347,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     else:
         data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
     if output is None:
-        click.echo(data.decode("utf-8"), nl=False)
+        _show(data.decode("utf-8"))
     else:
         with atomic_write(output) as stream:
             stream.write(data)

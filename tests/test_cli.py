@@ -91,3 +91,25 @@ def test_render_writes_html_beside_graph(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["render", "g.ttl"])
     assert result.exit_code == 0, result.output
     assert "<html" in Path("g.html").read_text(encoding="utf-8").lower()
+
+
+def test_a_long_result_on_a_terminal_goes_through_a_pager(monkeypatch):
+    """Like git: a table taller than the terminal is paged (less -FRSX unless $LESS says otherwise); a short one, or a pipe, is printed."""
+    import os
+    import sys
+
+    from kg import cli as cli_module
+
+    paged: list[str] = []
+    printed: list[str] = []
+    monkeypatch.setattr(cli_module.click, "echo_via_pager", lambda text: paged.append(text))
+    monkeypatch.setattr(cli_module.click, "echo", lambda text, nl=True: printed.append(text))
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *a: os.terminal_size((80, 10)))
+    monkeypatch.delenv("LESS", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    cli_module._show("row\n" * 50)
+    cli_module._show("row\n" * 3)
+    assert paged == ["row\n" * 50] and printed == ["row\n" * 3] and os.environ["LESS"] == "FRSX"
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
+    cli_module._show("row\n" * 50)
+    assert len(paged) == 1 and printed[-1] == "row\n" * 50
