@@ -91,7 +91,7 @@ def cli_reference(root: click.Group | None = None) -> str:
         from kg.cli import cli
 
         root = cli
-    ctx = click.Context(root, info_name="kg")
+    ctx = click.Context(root, info_name="kg", **root.context_settings)  # -h too: the help option is cached per command
     parts = ["Options of `kg` itself: " + ", ".join(f"`{r[0]}` ({r[1]})" for r in _global(root, ctx))
              + "; every command takes `--help`."]
     index = []
