@@ -17,7 +17,7 @@ from typing import Any
 from .errors import InputError
 from .facts import closure, read_facts
 from .ingest import fold
-from .keywords import Hierarchy, KeywordEvaluation, read_keywords, score_keywords
+from .keywords import Figures, Hierarchy, KeywordEvaluation, read_keywords, score_keywords
 from .keywords import topic_key as topic_key
 
 
@@ -51,17 +51,21 @@ class Evaluation:
         return sum(len(p.missed) for p in self.papers)
 
     @property
+    def figures(self) -> Figures:
+        """The micro figures (kg.keywords.Figures: precision, recall, F1)."""
+        return Figures(self.tp, self.fp, self.fn)
+
+    @property
     def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        return self.figures.precision
 
     @property
     def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        return self.figures.recall
 
     @property
     def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return self.figures.f1
 
     @property
     def unmatched(self) -> tuple[str, ...]:

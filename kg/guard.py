@@ -76,7 +76,7 @@ def _engine_syntax_error(text: str) -> str | None:
     try:
         ox.Store().query(text)  # parsed and planned; an ASK runs on the empty store, which has nothing to fetch
     except SyntaxError as exc:
-        return syntax_message(str(exc))
+        return syntax_message(str(exc), text)
     except (OSError, RuntimeError):
         return None
     return None

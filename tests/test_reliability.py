@@ -126,8 +126,8 @@ def poisoned_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real extractor, except that it crashes on any abstract containing 'POISON'."""
     real = kg.extract.EXTRACTORS["phrase"]
 
-    def factory(scheme: Any, threshold: float) -> Any:
-        inner = real(scheme, threshold)
+    def factory(scheme: Any, threshold: float | None, model: Any = None) -> Any:
+        inner = real(scheme, threshold, model)
 
         def run(papers: Any) -> Any:
             if any("POISON" in p.abstract for p in papers):

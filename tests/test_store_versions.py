@@ -41,7 +41,7 @@ def test_parallel_first_queries_build_one_store(sample_ttl: Path, tmp_path: Path
 
 def test_a_reader_keeps_its_version_when_the_graph_is_rebuilt(mini_ttl: Path, tmp_path: Path) -> None:
     graph = Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
-    store, _, folder = _open(str(graph), 1000, False)  # what a `kg serve --on-disk` worker holds
+    store, _, folder, *_ = _open(str(graph), 1000, False)  # what a `kg serve --on-disk` worker holds
     q = resolve("top-concepts")
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?p <http://purl.org/dc/terms/subject> ?c }"
     before, subjects = run_store(store, q, folder=folder), kg.query(count, graph=graph)
@@ -53,7 +53,7 @@ def test_a_reader_keeps_its_version_when_the_graph_is_rebuilt(mini_ttl: Path, tm
     assert run_store(store, q, folder=folder) == before
     assert next(iter(store.query(count)))[0].value == subjects.rows[0][0].value
     # A new reader sees the new version, the extra paper counted everywhere.
-    store2, _, folder2 = _open(str(graph), 1000, False)
+    store2, _, folder2, *_ = _open(str(graph), 1000, False)
     assert folder2 == new_folder == fresh_folder(graph)
     after = {r["label"]: r["papers"] for r in run_store(store2, q, folder=folder2)}
     assert after["reinforcement learning"] == {r["label"]: r["papers"] for r in before}["reinforcement learning"] + 1
