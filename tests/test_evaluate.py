@@ -108,8 +108,8 @@ def test_seed_gold_floor(sample_built):
 
 
 @pytest.mark.skipif(not GOLD.is_file(), reason="the shared gold set is not beside the project")
-@pytest.mark.xfail(reason="issue 4's bar, not reached (F1 0.808, R 0.768): most remaining misses are topics the abstract "
-                   "never names (fairness described as 'racial biases'); see README, Extraction", strict=False)
+@pytest.mark.xfail(reason="the seed bar of issues 4 and 15, not reached (F1 0.789, R 0.750): most remaining misses are topics "
+                   "the abstract never names (fairness described as 'racial biases'); see docs/extraction.md", strict=False)
 def test_seed_gold_thresholds(sample_built):
     """The issue's bar: F1 ≥ 0.85 with recall ≥ 0.85 on the seed abstracts."""
     result = _seed_scores(sample_built)
