@@ -40,7 +40,7 @@ FEATURES: tuple[str, ...] = (
     "dataset",
     "tool",  # a model, library, metric or other thing a paper uses
     "acronym_only",  # every mention is an exact-case short form
-    "label_words",  # words of the longest mention
+    "label_words",  # length of the longest mention in words (characters / 6)
 )
 
 
