@@ -9,7 +9,6 @@ dcterms:abstract.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from .errors import InputError
 from .facts import closure, read_facts
 from .ingest import fold
-from .keywords import Figures, Hierarchy, KeywordEvaluation, read_keywords, score_keywords
+from .keywords import Figures, Hierarchy, KeywordEvaluation, json_lines, read_keywords, score_keywords
 from .keywords import topic_key as topic_key
 
 
@@ -75,19 +74,8 @@ class Evaluation:
 
 def read_gold(path: str | Path) -> list[dict]:
     """Read a gold JSONL file: one {file, index, abstract_start, topics, mentioned_only} per line."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such gold file") from None
     gold = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+    for number, entry in json_lines(path, "gold"):
         if not isinstance(entry, dict) or not isinstance(entry.get("abstract_start"), str) or not isinstance(entry.get("topics"), list):
             raise InputError(f"{path}:{number}: a gold line needs 'abstract_start' (text) and 'topics' (a list)")
         gold.append(entry)

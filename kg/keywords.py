@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import InputError
 from .facts import closure
@@ -131,23 +131,27 @@ class KeywordEvaluation:
         return (paper.predicted - paper.gold) & self.judged
 
 
-def read_keywords(path: str | Path) -> list[KeywordPaper]:
-    """Read a keyword file: one JSON object a line with `id` and `keywords` (a list of strings)."""
+def json_lines(path: str | Path, kind: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSONL `kind` file ("keyword", "gold"); errors name file and line."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise InputError(f"{path}: no such keyword file") from None
+        raise InputError(f"{path}: no such {kind} file") from None
     except (UnicodeDecodeError, IsADirectoryError) as exc:
-        raise InputError(f"{path}: not a UTF-8 JSONL keyword file ({exc.__class__.__name__})") from None
-    out = []
+        raise InputError(f"{path}: not a UTF-8 JSONL {kind} file ({exc.__class__.__name__})") from None
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+
+
+def read_keywords(path: str | Path) -> list[KeywordPaper]:
+    """Read a keyword file: one JSON object a line with `id` and `keywords` (a list of strings)."""
+    out = []
+    for number, entry in json_lines(path, "keyword"):
         keywords = entry.get("keywords") if isinstance(entry, dict) else None
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
             raise InputError(f"{path}:{number}: a keyword line needs 'id' (text) and 'keywords' (a list of strings)")
