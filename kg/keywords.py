@@ -39,6 +39,7 @@ class KeywordPaper:
     keywords: tuple[str, ...]
     title: str = ""
     abstract: str = ""
+    group: str = ""  # venue and year ("ICLR 2017") when the line has them: figures are also given per group
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Scored:
     predicted: frozenset[str]  # subjects, rolled up
     gold_direct: frozenset[str]
     predicted_direct: frozenset[str]
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,16 +115,22 @@ class KeywordEvaluation:
     left_out: int  # papers none of whose keywords names a concept
     unmatched: int  # scored papers the predictions do not know
 
-    def figures(self, direct: bool = False) -> Figures:
-        """Micro figures with roll-up (the rule's headline) or without it."""
+    def figures(self, direct: bool = False, group: str | None = None) -> Figures:
+        """Micro figures with roll-up (the rule's headline) or without it; of one group's papers when given."""
         judged = self.judged_direct if direct else self.judged
         tp = fp = fn = 0
         for p in self.papers:
+            if group is not None and p.group != group:
+                continue
             gold, got = (p.gold_direct, p.predicted_direct) if direct else (p.gold, p.predicted)
             tp += len(gold & got)
             fn += len(gold - got)
             fp += len((got - gold) & judged)
         return Figures(tp, fp, fn)
+
+    def groups(self) -> list[str]:
+        """The groups (venue and year) of the scored papers, sorted."""
+        return sorted({p.group for p in self.papers})
 
     def extras(self, paper: Scored, direct: bool = False) -> frozenset[str]:
         """A paper's predicted concepts that count against precision."""
@@ -155,7 +163,8 @@ def read_keywords(path: str | Path) -> list[KeywordPaper]:
         keywords = entry.get("keywords") if isinstance(entry, dict) else None
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
             raise InputError(f"{path}:{number}: a keyword line needs 'id' (text) and 'keywords' (a list of strings)")
-        out.append(KeywordPaper(entry["id"], tuple(keywords), str(entry.get("title") or ""), str(entry.get("abstract") or "")))
+        group = " ".join(str(entry[k]) for k in ("venue", "year") if entry.get(k) not in (None, ""))
+        out.append(KeywordPaper(entry["id"], tuple(keywords), str(entry.get("title") or ""), str(entry.get("abstract") or ""), group))
     if not out:
         raise InputError(f"{path}: no keyword lines; expected JSONL with 'id' and 'keywords'")
     return out
@@ -170,7 +179,7 @@ def score_keywords(entries: Iterable[KeywordPaper], predicted: Mapping[str, Iter
     scored = []
     for e in kept:
         direct = frozenset(c for c in predicted.get(e.id, ()))
-        scored.append(Scored(e.id, hierarchy.closure(named[e.id]), hierarchy.closure(direct), named[e.id], direct))
+        scored.append(Scored(e.id, hierarchy.closure(named[e.id]), hierarchy.closure(direct), named[e.id], direct, e.group))
     judged = _judged(p.gold for p in scored)
     judged_direct = _judged(p.gold_direct for p in scored)
     # Coverage: keywords that at least JUDGED_MIN papers use, and of those the ones that name a concept.

@@ -63,6 +63,26 @@ def test_extras_count_only_judged_concepts():
     assert ev.figures().fp == 1 and ev.unmatched == 3
 
 
+def test_figures_per_venue_and_year_add_up_to_the_whole(tmp_path: Path):
+    lines = [
+        {"id": "a", "keywords": ["offline reinforcement learning"], "venue": "ICLR", "year": 2017},
+        {"id": "b", "keywords": ["reinforcement learning"], "venue": "ICLR", "year": 2017},
+        {"id": "c", "keywords": ["diffusion models"], "venue": "NeurIPS", "year": 2024},
+        {"id": "d", "keywords": ["RL"]},
+    ]
+    path = tmp_path / "kw.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    papers = read_keywords(path)
+    assert [p.group for p in papers] == ["ICLR 2017", "ICLR 2017", "NeurIPS 2024", ""]
+    ev = score_keywords(papers, {"a": {"rl"}, "b": {"offline"}, "c": {"rl"}, "d": set()}, TREE)
+    assert ev.groups() == ["", "ICLR 2017", "NeurIPS 2024"]
+    parts = [ev.figures(group=g) for g in ev.groups()]
+    whole = ev.figures()
+    assert (sum(f.tp for f in parts), sum(f.fp for f in parts), sum(f.fn for f in parts)) == (whole.tp, whole.fp, whole.fn)
+    # ICLR 2017: a finds rl, ml and misses offline; b finds rl, ml (offline extra, not judged)
+    assert (parts[1].tp, parts[1].fn) == (4, 1)
+
+
 def test_read_keywords_names_file_and_line(tmp_path: Path):
     bad = tmp_path / "kw.jsonl"
     bad.write_text('{"id": "a", "keywords": ["x"]}\n{"id": "b", "keywords": "x"}\n')
@@ -88,6 +108,7 @@ def test_eval_keywords_cli_on_a_built_graph(tmp_path: Path):
     assert "papers 2: 2 scored, 0 without a keyword that names a concept" in result.output
     assert "missed, not in the text: transfer learning" in result.output
     assert "roll-up" in result.output and "direct" in result.output and "coverage" in result.output
+    assert "(no venue)" not in result.output  # one group only: no per-group lines
     both = runner.invoke(cli, ["eval", "--keywords", str(papers), str(graph), str(graph)])
     assert both.exit_code == 1
     assert "at most one argument" in both.output
