@@ -246,9 +246,9 @@ def keyword_report(result: KeywordResult, verbose: bool = False) -> str:
         lines.append(f"warning: {ev.unmatched} scored papers are not in the graph (matched by dcterms:identifier)")
     lines.append(ev.figures().line("roll-up"))
     lines.append(ev.figures(direct=True).line("direct"))
-    groups = ev.groups()
-    if len(groups) > 1:  # where the figures come from: keyword habits differ by venue and year
-        for group in groups:
+    venues = ev.groups()
+    if len(venues) > 1:  # where the figures come from: keyword habits differ by venue and year
+        for group in venues:
             n = sum(1 for p in ev.papers if p.group == group)
             lines.append(f"  {group or '(no venue)'} ({n} papers) " + ev.figures(group=group).line("roll-up").removeprefix("roll-up").strip())
     lines.append(f"coverage {ev.coverage:.3f} of the keywords used by at least 3 papers name a concept")

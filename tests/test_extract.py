@@ -131,6 +131,36 @@ def test_applications_listed_in_passing_are_not_subjects(extractor):
     assert not got["robotics"].subject and not got["machine-translation"].subject
 
 
+def test_a_noun_before_of_or_in_is_not_an_example_list(extractor):
+    """"problems in X", "fields of X" name the paper's own setting; only "applications to/in …" and
+    "tasks such as …" introduce examples (a "receptive fields of …" reading once made X passing)."""
+    (ex,) = run(
+        extractor,
+        "Agents need data. We address the exploration problems in reinforcement learning with learned models. "
+        "Our method also helps the settings of transfer learning, and has applications to robotics.",
+    )
+    from kg.extract.salience import PASSING_WEIGHT
+
+    weight = {c: link.mentions[0].weight for c, link in links(ex).items()}
+    assert weight["reinforcement-learning"] > PASSING_WEIGHT and weight["transfer-learning"] > PASSING_WEIGHT
+    assert weight["robotics"] == PASSING_WEIGHT
+
+
+def test_closing_sentence_and_named_tools_are_subjects_only_where_the_paper_says_what_it_does():
+    from kg.extract.features import FEATURES, eligible
+
+    def row(**values: float) -> list[float]:
+        return [values.get(name, 0.0) for name in FEATURES]
+
+    assert eligible(row(mentions=1.0))
+    assert not eligible(row(last_sentence_only=1.0))  # "experiments on ImageNet show …"
+    assert eligible(row(last_sentence_only=1.0, focus=1.0))  # "… We propose X." as the closing sentence
+    assert not eligible(row(tool=1.0))  # a baseline or the model a method is applied to
+    assert eligible(row(tool=1.0, focus=1.0)) and eligible(row(tool=1.0, in_title=1.0))
+    assert not eligible(row(listed_share=1.0)) and not eligible(row(passing_share=1.0))
+    assert eligible(row(passing_share=1.0, in_title=1.0))
+
+
 def test_title_and_opening_raise_the_score(extractor):
     text = "Agents need data. Our method uses transfer learning between tasks."
     plain, titled = run(extractor, text, text, titles=(None, "Transfer learning for agents"))
