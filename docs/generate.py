@@ -81,7 +81,7 @@ def _params(command: click.Command, ctx: click.Context, where: str) -> list[str]
             missing.append(f"{where} {opts.split(',')[0].split()[0]}")
         lines.append(f"- `{opts}`: {' '.join(help_text.split())}")
     if missing:
-        raise Undocumented(f"option without help text: {', '.join(missing)}; add help=... in kg/cli.py")
+        raise Undocumented(f"option without help text: {', '.join(missing)}; add help=... in kg/cli/")
     return lines
 
 
@@ -98,7 +98,7 @@ def cli_reference(root: click.Group | None = None) -> str:
     for name, command, sub in _commands(root, ctx, "kg"):
         description = _description(command)
         if not description:
-            raise Undocumented(f"command without a description: {name}; add a docstring in kg/cli.py")
+            raise Undocumented(f"command without a description: {name}; add a docstring in kg/cli/")
         index.append(f"| [`{name}`](#{_anchor(name)}) | {command.get_short_help_str(limit=120)} |")
         usage = " ".join([name, *command.collect_usage_pieces(sub)])
         section = [f"### {name}", "", description, "", "```", usage, "```"]

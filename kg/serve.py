@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from . import guard
 from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
+from .pages import iri_page, offset_of, one_page, page, query_form, result_page
 from .results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 
 DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
@@ -113,15 +114,15 @@ def _handle(state: tuple, job: dict) -> Reply:
         results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
     except KgError as exc:
         if job.get("format") == "html":  # the query page: the error above the query as the user typed it
-            return Reply(400, "text/html; charset=utf-8", _result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
+            return Reply(400, "text/html; charset=utf-8", result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
         return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
     fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
     if fmt is None:
         offered = ", ".join(_FOR_KIND[results.kind])
         return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
     if fmt == "html" and results.kind == "select":
-        shown, pages = _one_page(results, job)
-        body = _result_page(job, pages + html_table(shown, _iri_page).decode(), results.kind).encode()
+        shown, pages = one_page(results, job)
+        body = result_page(job, pages + html_table(shown, iri_page).decode(), results.kind).encode()
         headers: tuple[tuple[str, str], ...] = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
         return Reply(200, MEDIA_TYPES[fmt], body, headers)
     rows = len(results)
@@ -130,7 +131,7 @@ def _handle(state: tuple, job: dict) -> Reply:
     except KgError as exc:  # e.g. characters the format cannot carry
         return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
     if fmt == "html":
-        body = _result_page(job, body.decode(), results.kind).encode()
+        body = result_page(job, body.decode(), results.kind).encode()
     headers = ()
     if len(results) < rows:
         headers = (("X-Kg-Truncated", f"true; max-bytes={max_bytes}"),)
@@ -270,7 +271,7 @@ class App:
         if fmt is not None and fmt not in MEDIA_TYPES:
             return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
         job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
-               "typed": typed, "offset": _offset(args)}
+               "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
         try:
             with self.admission.slot(client):
@@ -323,88 +324,13 @@ class App:
         body = (
             f"<p>Graph <code>{e(self.graph.name)}</code> — <a href='/graph'>rendered graph</a> · "
             f"SPARQL endpoint: <code>/sparql</code> (read-only; {self.timeout:g} s and {self.max_rows} rows per query)</p>"
-            f"{_query_form(example)}"
+            f"{query_form(example)}"
             f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
-        return _page("kg SPARQL", body)
-
-
-def _query_form(text: str) -> str:
-    """The query box, holding `text`, with the prefixes it may use without declaring them."""
-    from .catalog import standard_prefixes
-
-    e = html.escape
-    formats = "".join(f"<option>{f}</option>" for f in ("html", "json", "xml", "csv", "tsv", "ttl", "nt"))
-    declared = ", ".join(f"<abbr title='{e(iri)}'>{e(p)}:</abbr>" for p, iri in sorted(standard_prefixes().items()))
-    return (f"<form action='/sparql' method='post'><textarea name='query' rows='10' cols='90'>{e(text)}</textarea><br>"
-            f"<label>format <select name='format'>{formats}</select></label> <button>run query</button></form>"
-            f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
-
-
-PAGE_ROWS = 100  # rows per HTML page; the files (CSV, JSON, …) hold every row
-
-
-def _offset(args: dict) -> int:
-    """The first row an HTML page shows (offset=…), 0 when absent or not a whole number."""
-    try:
-        return max(0, int((args.get("offset") or ["0"])[-1]))
-    except ValueError:
-        return 0
-
-
-def _one_page(results: Any, job: dict) -> tuple[Any, str]:
-    """The rows of this HTML page and the line that says which rows they are, with links to the pages around."""
-    from dataclasses import replace
-
-    total, start = len(results.rows), min(job.get("offset") or 0, max(len(results.rows) - 1, 0))
-    if total <= PAGE_ROWS:
-        return results, ""
-    base = _self_url(job)
-    nav = [f"rows {start + 1:,}–{min(start + PAGE_ROWS, total):,} of {total:,}"]
-    if start > 0:
-        nav.append(f"<a href='{html.escape(base + 'offset=' + str(max(0, start - PAGE_ROWS)) + '&format=html')}'>previous</a>")
-    if start + PAGE_ROWS < total:
-        nav.append(f"<a href='{html.escape(base + 'offset=' + str(start + PAGE_ROWS) + '&format=html')}'>next</a>")
-    return replace(results, rows=results.rows[start : start + PAGE_ROWS]), f"<p class='pages'>{' · '.join(nav)}</p>"
-
-
-def _self_url(job: dict) -> str:
-    """The GET URL of the job's query (its text, or the named query and parameters), ending in '?' or '&'."""
-    if job.get("typed") is not None:
-        return "/sparql?" + urllib.parse.urlencode({"query": job["typed"]}) + "&"
-    query = urllib.parse.urlencode(job.get("params") or {})
-    return f"/queries/{urllib.parse.quote(job['query'].name)}?" + (query + "&" if query else "")
-
-
-def _iri_page(iri: str) -> str | None:
-    """Where a clicked IRI leads: a paper to its concepts with scores, a concept to its papers (named queries as pages)."""
-    kind = iri.rstrip("/").rsplit("/", 2)[-2] if iri.count("/") >= 3 else ""
-    if kind == "paper":
-        return "/queries/concepts-of-paper?" + urllib.parse.urlencode({"paper": iri, "format": "html"})
-    if kind == "concept":
-        return "/queries/papers-by-concept?" + urllib.parse.urlencode({"concept": iri, "format": "html"})
-    return None
-
-
-def _result_page(job: dict, body: str, kind: str = "") -> str:
-    """A result (or error) as a page: the query box keeps the query as typed, with links to the same result as files."""
-    e = html.escape
-    base = _self_url(job)
-    form = _query_form(job["typed"]) if job.get("typed") is not None else ""
-    formats = ("ttl", "nt") if kind == "graph" else ("csv", "tsv", "json", "xml") if kind else ()
-    links = " · ".join(f"<a href='{e(base + 'format=' + f)}'>{f}</a>" for f in formats)
-    downloads = f"<p class='downloads'>Download: {links}</p>" if links else ""
-    return _page("Results", f"<p><a href='/'>back</a></p>{form}{downloads}{body}")
+        return page("kg SPARQL", body)
 
 
 def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
     return Reply(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"), headers)
-
-
-def _page(title: str, body: str) -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-            "table{border-collapse:collapse}li{margin:.5em 0}.error{color:#b91c1c;font-weight:600}</style></head>"
-            f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 
 _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",

@@ -98,7 +98,7 @@ def test_a_long_result_on_a_terminal_goes_through_a_pager(monkeypatch):
     import os
     import sys
 
-    from kg import cli as cli_module
+    from kg.cli import common as cli_module
 
     paged: list[str] = []
     printed: list[str] = []
@@ -107,9 +107,9 @@ def test_a_long_result_on_a_terminal_goes_through_a_pager(monkeypatch):
     monkeypatch.setattr("shutil.get_terminal_size", lambda *a: os.terminal_size((80, 10)))
     monkeypatch.delenv("LESS", raising=False)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
-    cli_module._show("row\n" * 50)
-    cli_module._show("row\n" * 3)
+    cli_module.show("row\n" * 50)
+    cli_module.show("row\n" * 3)
     assert paged == ["row\n" * 50] and printed == ["row\n" * 3] and os.environ["LESS"] == "FRSX"
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
-    cli_module._show("row\n" * 50)
+    cli_module.show("row\n" * 50)
     assert len(paged) == 1 and printed[-1] == "row\n" * 50

@@ -1,0 +1,38 @@
+"""The `kg` command: thin click commands over the Python API, turning KgError into one clean line.
+
+One module a group of verbs: build (build, export, render), query (query, serve, push), analysis
+(analyze, report, eval, train); common holds what they share.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import click
+
+from ..defaults import VERSION as __version__
+from . import analysis, build, query
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kg")
+def cli() -> None:
+    """kg: map research papers onto machine-learning concepts as an RDF knowledge graph."""
+
+
+for _command in (build.build, build.export, build.render, query.query_command, query.serve_command, query.push_command,
+                 analysis.analyze, analysis.report, analysis.eval_, analysis.train):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    # A kg process is short, and what it makes (papers, triples, spaCy's vocabulary) is freed by
+    # reference counting, not by the cyclic collector. At the collector's default pace (a pass every
+    # 700 new objects, re-walking spaCy's import-time objects) it took ~0.3 s of a 2.5 s
+    # `kg build --update`, and its final pass at exit another ~0.2 s; rarer passes keep it bounded.
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        cli()
+    finally:
+        gc.freeze()  # the process ends: no final pass over objects the OS reclaims anyway

@@ -1,0 +1,91 @@
+"""`kg analyze`, `kg report`, `kg eval`, `kg train`: analysing a graph and measuring its links."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import clean_errors, step
+
+
+@click.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Graph file to write [GRAPH itself, replacing any earlier analysis].")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the community detection and sampled betweenness.")
+@click.option("--resolution", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Louvain resolution: above 1, more and smaller communities.")
+@clean_errors
+def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
+    """Add centrality, communities, related concepts, bridging and similar papers to a graph."""
+    from ..analyze import analyze as analyze_graph
+
+    output = output or graph
+    step(f"analysing {graph}")
+    result = analyze_graph(graph, output, seed=seed, resolution=resolution)
+    s = result.summary()
+    click.echo(f"wrote {output}")
+    click.echo(
+        f"{s['concepts']} concepts ranked, {s['communities']} communities of two or more, {s['related']} related pairs, "
+        f"{s['bridges']} bridging papers, {s['similar']} similar pairs"
+    )
+
+
+@click.command()
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with -report.html].")
+@clean_errors
+def report(graph: Path, output: Path | None) -> None:
+    """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
+    from ..report import report as report_graph
+
+    step(f"reporting on {graph}")
+    page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
+    click.echo(f"wrote {page}")
+
+
+# --- evaluation: eval -----------------------------------------------------------------------
+
+
+@click.command("eval")
+@click.argument("gold", required=False, type=click.Path(path_type=Path))
+@click.argument("graph", required=False, type=click.Path(path_type=Path))
+@click.option("--keywords", type=click.Path(path_type=Path), help="Score against author keywords (JSONL: id, keywords) instead; GRAPH is then the only argument [the file's papers built in memory].")
+@click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
+@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind).")
+@clean_errors
+def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, vocabulary: Path | None, verbose: bool) -> None:
+    """Score a graph's subjects against gold topics or author keywords: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
+    from ..errors import UsageError
+    from ..evaluate import evaluate, evaluate_keywords, keyword_report, report
+
+    if keywords is not None:
+        if gold is not None and graph is not None:
+            raise UsageError("with --keywords give at most one argument, the GRAPH to score")
+        click.echo(keyword_report(evaluate_keywords(keywords, gold or graph), verbose=verbose))
+        return
+    if gold is None:
+        raise UsageError("give a GOLD topics file, or --keywords FILE")
+    if graph is None:
+        from ..graphio import latest_graph
+
+        graph = latest_graph()
+        click.echo(f"graph: {graph} (the latest in graphs/; pass GRAPH to choose)" if graph else
+                   "graph: the bundled sample, built in memory (no graph in graphs/)", err=True)
+    click.echo(report(evaluate(gold, graph, vocabulary), verbose=verbose))
+
+
+@click.command("train")
+@click.option("--keywords", required=True, type=click.Path(path_type=Path), help="Papers with author keywords (JSONL: id, title, abstract, keywords).")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Model file to write (JSON), for `kg build --model`.")
+@click.option("--folds", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds (by paper).")
+@clean_errors
+def train(keywords: Path, output: Path, folds: int) -> None:
+    """Fit the link scorer on papers with author keywords; print its cross-validated figures (needs kg[train])."""
+    from ..training.scorer import train_file
+
+    trained = train_file(keywords, output, folds)
+    click.echo(f"cross-validated ({folds} folds by paper), threshold {trained.scorer.threshold:.2f}:")
+    click.echo(trained.cross_validated.figures().line("roll-up"))
+    click.echo(trained.cross_validated.figures(direct=True).line("direct"))
+    click.echo(trained.untitled.figures().line("no title"))
+    click.echo(f"wrote {output}")

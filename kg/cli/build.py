@@ -1,0 +1,201 @@
+"""`kg build`, `kg export`, `kg render`: making graphs and drawing them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..defaults import BASE, GRAPH_DIR, SAMPLE_NAME
+from .common import clean_errors, params_of, refuse_overwrite, step
+
+
+@click.command(epilog="""\b
+Examples:
+  kg build                              the bundled ICML 2024 sample -> graphs/icml2024.ttl + .html
+  kg build my.jsonl                     your papers -> graphs/my.ttl + graphs/my.html
+  kg build more.csv --update graphs/my.ttl    add only the new papers""")
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Turtle file to write [graphs/icml2024.ttl for the sample].")
+@click.option("--scheme", "schemes", multiple=True, type=click.Path(path_type=Path), help="Extra SKOS concept scheme (repeatable).")
+@click.option("--no-default-scheme", is_flag=True, help="Use only the --scheme files, not the bundled ML scheme.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Probability a link needs to be a dcterms:subject [the scorer model's own, see kg train].")
+@click.option("--model", type=click.Path(path_type=Path), help="Scorer model written by `kg train` [the bundled one].")
+@click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
+@click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
+@click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
+@click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
+@click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
+@clean_errors
+def build(
+    inputs: tuple[Path, ...],
+    output: Path | None,
+    schemes: tuple[Path, ...],
+    no_default_scheme: bool,
+    threshold: float | None,
+    model: Path | None,
+    base: str,
+    render_html: bool,
+    skip_bad: bool,
+    jobs: int,
+    progress: bool | None,
+    update_graph: Path | None,
+    engine: str,
+    scheduler: str | None,
+) -> None:
+    """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
+
+    from ..build import build as build_graph
+    from ..build import write
+    from ..render import render as render_graph
+
+    # The options a full build and an update share, spelled once.
+    options: dict[str, Any] = {
+        "schemes": schemes,
+        "default_scheme": not no_default_scheme,
+        "threshold": threshold,
+        "model": model,
+        "base": base,
+        "skip_bad": skip_bad,
+        "jobs": jobs,
+        "progress": sys.stderr.isatty() if progress is None else progress,
+    }
+    if engine == "dask" or scheduler is not None:
+        _cluster_build(inputs, output, update_graph, scheduler, options)
+        return
+    if update_graph is not None:
+        _update(update_graph, inputs, output, render_html, options)
+        return
+    if output is None:
+        output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+    refuse_overwrite(output, inputs, output.with_suffix(".html") if render_html else None)
+    built = build_graph(inputs or None, **options)
+    for problem in built.problems:
+        click.echo(f"warning: {problem}", err=True)
+    step(f"writing {output}")
+    write(built, output)
+    click.echo(f"wrote {output}")
+    if render_html:
+        step(f"drawing {output.with_suffix('.html')}")
+        page = render_graph(output, output.with_suffix(".html"))
+        click.echo(f"wrote {page}")
+    s = built.summary()
+    click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
+    if s["top"]:
+        click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+
+
+@click.command(epilog="""\b
+Examples:
+  kg export graphs/my.ttl -o my.jsonld          JSON-LD with a compact @context
+  kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
+  kg export graphs/my.ttl -o concepts.gexf --view concepts""")
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
+@clean_errors
+def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None:
+    """Convert a graph file to another RDF format, or to GraphML/GEXF for Gephi and Cytoscape."""
+    from ..export import export as export_graph
+    from ..export import export_bytes
+
+    if output is None:
+        click.echo(export_bytes(graph, fmt or "ttl", view).decode("utf-8"), nl=False)
+    else:
+        export_graph(graph, output, fmt, view)
+        click.echo(f"wrote {output}")
+
+
+@click.command(epilog="""\b
+Examples:
+  kg render graphs/my.ttl                       the default page (a concept map for large graphs)
+  kg render graphs/my.ttl --view map --max-nodes 300
+  kg render graphs/my.ttl --concept "reinforcement learning" --hops 1""")
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
+              help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
+                   "drill-down [map for large graphs, else papers].")
+@click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
+@click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
+@click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; the map: 150 concepts; 0 = all].")
+@click.option("--title", help="Page heading [from the view and the graph file name].")
+@clean_errors
+def render(
+    graph: Path,
+    output: Path | None,
+    view: str | None,
+    concept: str | None,
+    hops: int | None,
+    query: str | None,
+    params: tuple[str, ...],
+    max_nodes: int | None,
+    title: str | None,
+) -> None:
+    """Draw a graph as an interactive HTML page that works offline."""
+    from ..render import render as render_graph
+
+    step(f"drawing {output or graph.with_suffix('.html')}")
+    page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
+                        query=query, params=params_of(params), max_nodes=max_nodes, title=title)
+    click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
+    if page.note:
+        click.echo(f"note: {page.note}", err=True)
+
+
+def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any]) -> None:
+    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
+    from ..build import SAMPLE_NAME
+    from ..cluster import build as cluster_build
+    from ..errors import UsageError
+
+    if update_graph is not None and not inputs:
+        raise UsageError("--update needs the new inputs too: kg build --engine dask --update FOLDER NEW_INPUT ...")
+    if update_graph is not None and output is not None and output != update_graph:
+        raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
+    folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
+    workers = options.pop("jobs")
+    result = cluster_build(inputs or None, folder, scheduler=scheduler, workers=workers,
+                           update=update_graph is not None, **options)
+    for problem in result.problems:
+        click.echo(f"warning: {problem}", err=True)
+    m = result.manifest
+    if update_graph is not None and not result.added:
+        click.echo(f"{folder} is up to date: all {result.unchanged} papers of the inputs are in it")
+        return
+    click.echo(f"wrote {folder}/manifest.json: {result.added} papers {'added' if update_graph else 'built'}; "
+               f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
+
+
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any]) -> None:
+    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH."""
+    from ..errors import UsageError
+    from ..render import render as render_graph
+    from ..update import update as update_graph
+
+    if not inputs:
+        raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
+    refuse_overwrite(output or graph, inputs, (output or graph).with_suffix(".html") if render_html else None)
+    result = update_graph(graph, inputs, output=output, **options)
+    for problem in result.problems:
+        click.echo(f"warning: {problem}", err=True)
+    if not result.changed:
+        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it")
+        return
+    click.echo(f"wrote {result.path}")
+    if render_html:
+        page = render_graph(result.path, result.path.with_suffix(".html"))
+        click.echo(f"wrote {page}")
+    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+    if result.stale_analysis:
+        click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
+                   f"run 'kg analyze {result.path}' again", err=True)

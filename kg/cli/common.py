@@ -1,0 +1,86 @@
+"""What every `kg` command shares: one-line errors, progress notes, paging, the default graph, parameters."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from ..errors import KgError
+
+
+def step(message: str) -> None:
+    """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe)."""
+    if sys.stderr.isatty():
+        click.echo(f"{message}…", err=True)
+
+
+def clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Report any failure as one line 'Error: …' (exit 1; Ctrl-C exits 130), never a traceback.
+
+    Set KG_DEBUG=1 to get the traceback of an unexpected error (a bug in kg) instead.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KgError as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            # Outputs are written with atomic_write, so an interrupted run leaves them as they were.
+            click.echo("Error: interrupted; outputs not yet written were left as they were", err=True)
+            raise click.exceptions.Exit(130) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("KG_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"unexpected {type(exc).__name__}: {exc} (a bug in kg: please report it; KG_DEBUG=1 shows the traceback)"
+            ) from None
+
+    return wrapper
+
+
+def show(text: str) -> None:
+    """Print a result; on a terminal, one taller than the screen goes through a pager ($PAGER, else `less -FRSX`, as git does)."""
+    import shutil
+
+    if sys.stdout.isatty() and text.count("\n") > shutil.get_terminal_size().lines - 2:
+        os.environ.setdefault("LESS", "FRSX")  # long lines scroll sideways instead of wrapping; quit when it fits
+        click.echo_via_pager(text)
+    else:
+        click.echo(text, nl=False)
+
+
+def default_graph_said() -> Path:
+    """The graph a command uses when none is named, said on stderr so that nobody wonders which graph answered."""
+    from ..query import default_graph
+
+    graph = default_graph()
+    click.echo(f"graph: {graph} (the latest in graphs/; --graph to choose)" if graph.is_file() else f"graph: {graph}", err=True)
+    return graph
+
+
+def params_of(pairs: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{pair!r} is not name=value", param_hint="--param")
+        out[name.strip()] = value
+    return out
+
+
+def refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
+    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.atomic.refuse_overwrite)."""
+    from ..atomic import refuse_overwrite as refuse
+
+    refuse(output, inputs)
+    if page is not None:
+        refuse(page, inputs)

@@ -1,0 +1,141 @@
+"""`kg query`, `kg serve`, `kg push`: asking a graph questions, serving it, loading it into a store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
+from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, step
+
+
+@click.command("query", epilog="""\b
+Examples:
+  kg query --list
+  kg query top-concepts                         on the latest graph in graphs/
+  kg query papers-by-concept -p concept="reinforcement learning" -f csv
+  echo 'SELECT ?p ?m WHERE { ?p kg:proposes ?x . ?x rdfs:label ?m }' | kg query -""")
+@click.argument("name", required=False)
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "sparql-tsv", "json", "xml", "ttl", "nt"]),
+              help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE]; tsv: plain values, sparql-tsv: RDF terms.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), help="Show at most N rows.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
+@click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
+@click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
+@click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
+@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0),
+              help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
+@clean_errors
+def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
+                  list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
+    """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
+    from ..atomic import atomic_write
+    from ..errors import UsageError
+    from ..query import catalog, default_graph, from_text
+    from ..query import query as run_query
+
+    if list_queries:
+        for q in catalog().values():
+            click.echo(f"{q.name}  {q.signature()}  {q.purpose}".replace("  ", "  ", 1))
+        return
+    if not name:
+        raise UsageError("name a query (see 'kg query --list'), a .rq file, or '-' for standard input")
+    if endpoint and graph:
+        raise UsageError("--graph reads a local file and --endpoint a remote store: pass one of them")
+    if graph_iri and not endpoint:
+        raise UsageError("--graph-iri only applies with --endpoint")
+    if output is not None:
+        local = [graph or default_graph()] if endpoint is None else []
+        refuse_overwrite(output, [*local, *([Path(name)] if Path(name).is_file() else [])])
+    target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
+    if graph is None and endpoint is None:
+        graph = default_graph_said()
+    if graph is not None:
+        from ..store import fresh_folder
+
+        if graph.is_file() and fresh_folder(graph) is None:
+            step(f"building the query store beside {graph} (once; it takes a while on a large graph and is reused)")
+    results = run_query(target, params_of(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
+    chosen = fmt or ("ttl" if results.kind == "graph" else "table")
+    if chosen == "table" and results.kind == "select" and output is None:
+        import shutil
+
+        results, echoed = _without_echoed(results, set(params_of(params)))
+        for param, value in echoed:
+            click.echo(f"{param}: {value}")
+        data = results.table(width=max(60, shutil.get_terminal_size((100, 24)).columns // 2))  # long titles as the terminal allows
+    else:
+        data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
+    if output is None:
+        show(data.decode("utf-8"))
+    else:
+        with atomic_write(output) as stream:
+            stream.write(data)
+        click.echo(f"wrote {output}", err=True)
+
+
+def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
+    from dataclasses import replace
+
+    from ..results import compact
+
+    keep, echoed = [], []
+    for i, name in enumerate(results.variables):
+        values = {row[i] for row in results.rows}
+        if name in params and len(values) == 1 and None not in values and results.rows:
+            term = next(iter(values))
+            echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
+        else:
+            keep.append(i)
+    if not echoed:
+        return results, []
+    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
+
+
+@click.command("serve", epilog="""\b
+Examples:
+  kg serve                                      the latest graph in graphs/ on http://127.0.0.1:8000/
+  curl --data-urlencode 'query=SELECT * WHERE { ?p kg:proposes ?m } LIMIT 3' -H 'Accept: text/csv' http://127.0.0.1:8000/sparql""")
+@click.argument("graph", type=click.Path(path_type=Path), required=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
+@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
+@click.option("--max-rows", default=SERVE_MAX_ROWS, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
+@click.option("--memory/--on-disk", default=True, show_default=True,
+              help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
+@click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
+@click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
+@click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
+@clean_errors
+def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
+                  max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
+    """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
+    from ..serve import serve as run_server
+
+    run_server(graph or default_graph_said(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
+               max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
+
+
+@click.command("push")
+@click.argument("graph", type=click.Path(path_type=Path))
+@click.option("--store", metavar="URL", help="The store's Graph Store Protocol URL, the fast way (Oxigraph: http://HOST:PORT/store).")
+@click.option("--endpoint", metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update): batched INSERT DATA, and the swap of --replace.")
+@click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
+@click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was).")
+@click.option("--batch", type=click.IntRange(1), help="Triples per request [500000 with --store, else 20000].")
+@clean_errors
+def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, batch: int | None) -> None:
+    """Load a graph file or shard folder into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …)."""
+    from ..upload import push as push_graph
+
+    n = push_graph(graph, endpoint, store=store, graph_iri=graph_iri, replace=replace, batch=batch,
+                   progress=lambda done: click.echo(f"sent {done} triples", err=True))
+    click.echo(f"pushed {n} triples to {store or endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
