@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from . import extract, graphio, ingest, parallel, triples
+from . import extract, graphio, ingest, parallel, qindex, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write, locked
@@ -120,14 +120,17 @@ def _extract(
 
 
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its index beside it."""
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its indexes beside it."""
     path = Path(path)
     name = graphio.format_for(fmt, path)
+    indexed: list = []
     with locked(path):  # an update of the same file waits (kg.update)
         with atomic_write(path) as stream:
-            graphio.write(built.triples(), stream, name, ns=built.ns)
-            stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
+            graphio.write(qindex.kept(built.triples(), indexed), stream, name, ns=built.ns)
+            stamped = graph_index.stamp_written(stream, path)
         # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-        if stamped is not None:
+        if name in graph_index.INDEXED:
             graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
+        # The query index answers the named queries (kg.qindex), from the triples just written.
+        qindex.write(path, indexed, stamped)
     return path

@@ -76,6 +76,7 @@ Examples:
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
+@click.option("--store", "with_store", is_flag=True, help="Also load the graph into its SPARQL store now (else the first ad-hoc query does).")
 @_clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -92,6 +93,7 @@ def build(
     update_graph: Path | None,
     engine: str,
     scheduler: str | None,
+    with_store: bool,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
@@ -115,6 +117,8 @@ def build(
         return
     if update_graph is not None:
         _update(update_graph, inputs, output, render_html, options)
+        if with_store:
+            _store(output or update_graph)
         return
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
@@ -133,6 +137,15 @@ def build(
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+    if with_store:
+        _store(output)
+
+
+def _store(graph: Path) -> None:
+    """`kg build --store`: the SPARQL store for ad-hoc queries, loaded now (the named queries need only the query index)."""
+    from .store import ensure_store
+
+    click.echo(f"wrote {ensure_store(graph)}")
 
 
 @cli.command(epilog="""\b
@@ -330,11 +343,6 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = _default_graph()
-    if graph is not None:
-        from .store import fresh_folder
-
-        if graph.is_file() and fresh_folder(graph) is None:
-            _step(f"building the query store beside {graph} (once; it takes a while on a large graph and is reused)")
     results = run_query(target, _params(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
     chosen = fmt or ("ttl" if results.kind == "graph" else "table")
     if chosen == "table" and results.kind == "select" and output is None:
