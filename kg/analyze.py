@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import qindex
+from . import qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
 from .graphio import format_for, read_triples, write
@@ -149,7 +149,7 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
         with atomic_write(out) as stream:
             write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
             stamped = stamp_written(stream, out)
-        qindex.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
+        qbuild.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
     return result
 
 

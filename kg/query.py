@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import engine, qindex
+from . import engine, qbuild, qindex
 from .catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
 from .defaults import GRAPH, QUERY_TIMEOUT
 from .results import Results
@@ -59,7 +59,7 @@ def query(
 
     graph = graph if graph is not None else default_graph()
     if qindex.answers(q) and Path(graph).is_file():
-        index = qindex.ensure(graph)
+        index = qbuild.ensure(graph)
         if index is not None:
             return with_deadline(lambda: qindex.answer(index, q, params, max_rows=max_rows), timeout, q.name)
     from .store import open_store

@@ -151,7 +151,7 @@ class App:
                  max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
                  hosts: Iterable[str] = ()) -> None:
         from .admission import Admission
-        from .qindex import ensure
+        from .qbuild import ensure
         from .store import ensure_store
         from .workers import Pool
 

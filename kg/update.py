@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import extract, graphio, ingest, parallel, qindex, triples
+from . import extract, graphio, ingest, parallel, qbuild, qindex, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write, locked, refuse_overwrite
@@ -157,12 +157,12 @@ def _update(
         kept = _without(graphio.read_triples(graph), replaced)
         stamped = _rewrite(graph, out, kept, added, fmt, ns, before)
         graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
-        qindex.write(out, [*kept, *added], stamped)
+        qbuild.write(out, [*kept, *added], stamped)
     else:
         stamped = _append(graph, out, added, fmt, ns, before)
         graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
         if queries is not None:  # else it is made from the file when a named query needs it
-            qindex.write(out, added, stamped, base=queries)
+            qbuild.write(out, added, stamped, base=queries)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
 

@@ -12,11 +12,11 @@ below_b(c) AS (
   SELECT broader.s FROM broader JOIN below_b ON broader.o = below_b.c
 ),
 side_a(paper, name, str) AS (
-  SELECT DISTINCT subject.s, pref_label.o, term.str FROM below_a JOIN subject ON subject.o = below_a.c
+  SELECT DISTINCT subject.s, pref_label.o, term.value FROM below_a JOIN subject ON subject.o = below_a.c
   JOIN pref_label ON pref_label.s = subject.o JOIN term ON term.id = pref_label.o
 ),
 side_b(paper, name, str) AS (
-  SELECT DISTINCT subject.s, pref_label.o, term.str FROM below_b JOIN subject ON subject.o = below_b.c
+  SELECT DISTINCT subject.s, pref_label.o, term.value FROM below_b JOIN subject ON subject.o = below_b.c
   JOIN pref_label ON pref_label.s = subject.o JOIN term ON term.id = pref_label.o
 ),
 least_a(paper, name) AS (SELECT paper, name FROM (SELECT paper, name, MIN(str) FROM side_a GROUP BY paper)),
@@ -32,4 +32,4 @@ LEFT JOIN term AS ty ON ty.id = year.o
 JOIN term AS tl ON tl.id = label.o
 JOIN term AS tp ON tp.id = least_a.paper
 JOIN term AS ti ON ti.id = identifier.o
-ORDER BY ty.str DESC, tl.str, tp.str, ti.str
+ORDER BY ty.value DESC, tl.value, tp.value, ti.value

@@ -9,4 +9,4 @@ JOIN term AS tlb ON tlb.id = lb.o
 JOIN term AS ta ON ta.id = pair.a
 JOIN term AS tb ON tb.id = pair.b
 WHERE pair.n >= :min
-ORDER BY pair.n DESC, tla.str, tlb.str, ta.str, tb.str
+ORDER BY pair.n DESC, tla.value, tlb.value, ta.value, tb.value

@@ -14,5 +14,5 @@ JOIN term AS tml ON tml.id = pref_label.o
 JOIN term AS tm ON tm.id = member.o
 JOIN term AS tl ON tl.id = label.o
 WHERE c.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'https://w3id.org/kg/ontology#Community')
-  AND CAST(ts.str AS INTEGER) >= :min
-ORDER BY CAST(ts.str AS INTEGER) DESC, tc.str, CAST(tr.str AS REAL) DESC, tml.str, tm.str, tl.str
+  AND CAST(ts.value AS INTEGER) >= :min
+ORDER BY CAST(ts.value AS INTEGER) DESC, tc.value, CAST(tr.value AS REAL) DESC, tml.value, tm.value, tl.value

@@ -14,4 +14,4 @@ LEFT JOIN term AS tbl ON tbl.id = ob.bl
 WHERE c.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'http://www.w3.org/2004/02/skos/core#Concept')
   AND (:root IS NULL OR c.s IN (SELECT id FROM term WHERE kind = 'uri' AND value = :root)
        OR EXISTS (SELECT 1 FROM above JOIN term ON term.id = above.a WHERE above.n = c.s AND term.kind = 'uri' AND term.value = :root))
-ORDER BY depth__integer, tbl.str, tl.str, tc.str, tb.str
+ORDER BY depth__integer, tbl.value, tl.value, tc.value, tb.value

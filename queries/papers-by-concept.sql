@@ -19,4 +19,4 @@ JOIN term AS tp ON tp.id = subject.s
 JOIN term AS tv ON tv.id = subject.o
 JOIN term AS tn ON tn.id = pref_label.o
 JOIN term AS ti ON ti.id = identifier.o
-ORDER BY ty.str DESC, tl.str, tp.str, tv.str, tn.str, ti.str
+ORDER BY ty.value DESC, tl.value, tp.value, tv.value, tn.value, ti.value

@@ -1,14 +1,11 @@
 -- proposed-methods.rq in the query index (kg.qindex): the same columns, rows and order.
+-- quote: each annotation's body, the paper its target is on, and the quoted text.
 WITH found AS (
-  SELECT DISTINCT proposes.s AS paper, identifier.o AS identifier, year.o AS year, label.o AS method, exact.o AS evidence
+  SELECT DISTINCT proposes.s AS paper, identifier.o AS identifier, year.o AS year, label.o AS method, quote.exact AS evidence
   FROM proposes
   JOIN identifier ON identifier.s = proposes.s
   JOIN label ON label.s = proposes.o
-  JOIN has_body ON has_body.o = proposes.o
-  JOIN has_target ON has_target.s = has_body.s
-  JOIN has_source ON has_source.s = has_target.o AND has_source.o = proposes.s
-  JOIN has_selector ON has_selector.s = has_target.o
-  JOIN exact ON exact.s = has_selector.o
+  JOIN quote ON quote.body = proposes.o AND quote.paper = proposes.s
   LEFT JOIN year ON year.s = proposes.s
 )
 SELECT found.paper AS paper, found.identifier AS identifier, found.year AS year, found.method AS method, found.evidence AS evidence,
@@ -19,4 +16,4 @@ JOIN term AS tp ON tp.id = found.paper
 JOIN term AS te ON te.id = found.evidence
 LEFT JOIN term AS ty ON ty.id = found.year
 JOIN term AS ti ON ti.id = found.identifier
-ORDER BY tm.str, tp.str, te.str, ty.str, ti.str
+ORDER BY tm.value, tp.value, te.value, ty.value, ti.value

@@ -17,6 +17,6 @@ JOIN term AS tly ON tly.id = ly.o
 JOIN term AS tj ON tj.id = jaccard.o
 JOIN term AS tpmi ON tpmi.id = pmi.o
 WHERE link.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'https://w3id.org/kg/ontology#Relatedness')
-  AND CAST(tw.str AS INTEGER) >= :min
+  AND CAST(tw.value AS INTEGER) >= :min
   AND (:concept IS NULL OR (tx.kind = 'uri' AND tx.value = :concept))
-ORDER BY tlx.str, tx.str, CAST(tj.str AS REAL) DESC, CAST(tw.str AS INTEGER) DESC, tly.str, ty.str, CAST(tpmi.str AS REAL)
+ORDER BY tlx.value, tx.value, CAST(tj.value AS REAL) DESC, CAST(tw.value AS INTEGER) DESC, tly.value, ty.value, CAST(tpmi.value AS REAL)

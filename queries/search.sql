@@ -19,4 +19,4 @@ JOIN term AS tl ON tl.id = label.o
 JOIN term AS tp ON tp.id = text.paper
 JOIN term AS ti ON ti.id = identifier.o
 WHERE instr(text.body, :words_lower) > 0
-ORDER BY ty.str DESC, tl.str, tp.str, ti.str
+ORDER BY ty.value DESC, tl.value, tp.value, ti.value

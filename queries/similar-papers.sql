@@ -15,4 +15,4 @@ JOIN term AS tlx ON tlx.id = lx.o
 JOIN term AS tsh ON tsh.id = shared_concepts.o
 WHERE pair.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'https://w3id.org/kg/ontology#Similarity')
   AND (:paper IS NULL OR (tx.kind = 'uri' AND tx.value = :paper))
-ORDER BY tx.str, CAST(tc.str AS REAL) DESC, tly.str, ty.str, tlx.str, CAST(tsh.str AS INTEGER)
+ORDER BY tx.value, CAST(tc.value AS REAL) DESC, tly.value, ty.value, tlx.value, CAST(tsh.value AS INTEGER)

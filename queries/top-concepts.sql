@@ -5,4 +5,4 @@ FROM concept_count AS cc
 JOIN pref_label ON pref_label.s = cc.concept
 JOIN term AS tl ON tl.id = pref_label.o
 JOIN term AS tc ON tc.id = cc.concept
-ORDER BY papers__integer DESC, total__integer DESC, tl.str, tc.str
+ORDER BY papers__integer DESC, total__integer DESC, tl.value, tc.value

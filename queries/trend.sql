@@ -7,4 +7,4 @@ JOIN term AS tl ON tl.id = pref_label.o
 JOIN term AS tc ON tc.id = t.concept
 JOIN term AS ty ON ty.id = t.year
 WHERE :concept IS NULL OR t.concept = (SELECT id FROM term WHERE kind = 'uri' AND value = :concept)
-ORDER BY tl.str, tc.str, ty.str
+ORDER BY tl.value, tc.value, ty.value

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kg
-from kg import engine, qindex
+from kg import engine, qbuild, qindex
 from kg.build import sample_inputs
 from kg.catalog import catalog, resolve
 from kg.graphio import parse
@@ -78,7 +78,7 @@ def graphs(draw: st.DrawFn) -> list[ox.Triple]:
             start = draw(st.integers(0, 30))
             add(ox.Triple(ann, ox.NamedNode(OA + "hasBody"), c))
             add(ox.Triple(ann, ox.NamedNode(OA + "hasTarget"), target))
-            add(ox.Triple(target, ox.NamedNode(KG + "score"), ox.Literal(draw(st.sampled_from(["0.5", "0.118", "1.0", "0.1180", "1"])), datatype=ox.NamedNode(XSD + "decimal"))))
+            add(ox.Triple(ann, ox.NamedNode(KG + "score"), ox.Literal(draw(st.sampled_from(["0.5", "0.118", "1.0", "0.1180", "1"])), datatype=ox.NamedNode(XSD + "decimal"))))
             add(ox.Triple(target, ox.NamedNode(OA + "hasSource"), p))
             add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), position))
             add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), quote))
@@ -122,7 +122,7 @@ def _pair(triples: list[ox.Triple], tmp: Path) -> tuple[ox.Store, Path]:
     store.extend([ox.Quad(x.subject, x.predicate, x.object) for x in triples])
     graph = tmp / "g.nt"
     graph.write_bytes(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-    index = qindex.write(graph, triples, stamp(graph))
+    index = qbuild.write(graph, triples, stamp(graph))
     assert index is not None and qindex.fresh(graph) == index
     return store, index
 
@@ -177,7 +177,7 @@ def test_the_sample_gives_the_engine_rows(tmp_path: Path) -> None:
     graph.write_bytes(gzip.decompress((FIXTURES / "sample-analyzed.ttl.gz").read_bytes()))
     triples = list(parse(graph))
     store, _ = _pair(triples, tmp_path)
-    index = qindex.ensure(graph)
+    index = qbuild.ensure(graph)
     assert index is not None
     labels = [r["label"] for r in kg.query("top-concepts", graph=graph)][:4]
     paper = next(iter(kg.query("papers-by-concept", {"concept": labels[0]}, graph=graph)))["identifier"]
@@ -199,7 +199,9 @@ def test_a_wrong_order_is_caught(tmp_path: Path) -> None:
     assert right.rows == engine.run(store, q, {"concept": BASE + "concept/0"}).rows and len(right.rows) == 2
     import sqlite3
 
-    sql = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8").replace("ty.str DESC", "ty.str")
+    shipped = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8")
+    assert "ty.value DESC" in shipped
+    sql = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8").replace("ty.value DESC", "ty.value")
     db = sqlite3.connect(index)
     rows = db.execute(sql, {"concept": BASE + "concept/0", "concept_term": -1}).fetchall()
     assert [r[1] for r in rows] != [db.execute("SELECT id FROM term WHERE value = ?", (r[1].value,)).fetchone()[0] for r in right.rows]
