@@ -97,7 +97,8 @@ def queries(graph: str, paper: str) -> dict:
     out: dict = {}
     for name, q in sorted(catalog().items()):
         values = {**PARAMS, "paper": paper}
-        params = {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name == "root")}
+        # optional parameters left out (the whole listing), but root and paper (similar-papers lists every pair otherwise)
+        params = {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name in ("root", "paper"))}
         for ps in [params, *VARIANTS.get(name, [])]:
             key = name + "".join(f" {k}={v!r}" for k, v in ps.items())
             if not answers(q):
