@@ -209,7 +209,7 @@ class Writer:
                 self.texts.append((self.tid(t.subject), p == ABSTRACT, o.value, string))
             if len(self.rows) + len(self.staged) + len(self.texts) >= BATCH:
                 self._flush()
-        except (OSError, sqlite3.Error) as exc:
+        except Exception as exc:  # the index only saves time: a triple it cannot take must not fail the build
             self.failed = exc
 
     def _flush(self) -> None:

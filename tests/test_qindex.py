@@ -262,3 +262,17 @@ def test_a_users_file_with_a_shipped_name_runs_in_the_engine(tmp_path: Path) -> 
     mine.write_text(text + "LIMIT 2\n", encoding="utf-8")
     assert not qindex.answers(resolve(str(mine)))
     assert qindex.answers(resolve("top-concepts"))
+
+
+def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index only saves time: a failure while making it writes the graph anyway, and the engine answers."""
+    def boom(self: object, term: object) -> int:
+        raise RuntimeError("no index today")
+
+    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    graph = kg.write(kg.build(), tmp_path / "g.ttl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.kg-index.json", "g.ttl"]  # no index, no temporary file
+    rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
+    monkeypatch.undo()
+    assert qbuild.ensure(graph) is not None
+    assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows and len(rows) > 3
