@@ -8,15 +8,15 @@ WITH RECURSIVE below(c) AS (
 SELECT :concept_term AS concept, subject.s AS paper, identifier.o AS identifier, label.o AS label, year.o AS year,
        subject.o AS via, pref_label.o AS viaLabel
 FROM below
-JOIN subject ON subject.o = below.c
-JOIN identifier ON identifier.s = subject.s
-JOIN label ON label.s = subject.s
-JOIN pref_label ON pref_label.s = subject.o
+CROSS JOIN subject ON subject.o = below.c
+CROSS JOIN identifier ON identifier.s = subject.s
+CROSS JOIN label ON label.s = subject.s
+CROSS JOIN pref_label ON pref_label.s = subject.o
 LEFT JOIN year ON year.s = subject.s
 LEFT JOIN term AS ty ON ty.id = year.o
-JOIN term AS tl ON tl.id = label.o
-JOIN term AS tp ON tp.id = subject.s
-JOIN term AS tv ON tv.id = subject.o
-JOIN term AS tn ON tn.id = pref_label.o
-JOIN term AS ti ON ti.id = identifier.o
+CROSS JOIN term AS tl ON tl.id = label.o
+CROSS JOIN term AS tp ON tp.id = subject.s
+CROSS JOIN term AS tv ON tv.id = subject.o
+CROSS JOIN term AS tn ON tn.id = pref_label.o
+CROSS JOIN term AS ti ON ti.id = identifier.o
 ORDER BY ty.value DESC, tl.value, tp.value, tv.value, tn.value, ti.value

@@ -9,14 +9,14 @@ WITH hit(id) AS (
 )
 SELECT text.paper AS paper, identifier.o AS identifier, label.o AS label, year.o AS year, :words_term AS words
 FROM hit
-JOIN text ON text.id = hit.id
-JOIN a ON a.s = text.paper AND a.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'http://purl.org/spar/fabio/ResearchPaper')
-JOIN identifier ON identifier.s = text.paper
-JOIN label ON label.s = text.paper
+CROSS JOIN text ON text.id = hit.id
+CROSS JOIN a ON a.s = text.paper AND a.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'http://purl.org/spar/fabio/ResearchPaper')
+CROSS JOIN identifier ON identifier.s = text.paper
+CROSS JOIN label ON label.s = text.paper
 LEFT JOIN year ON year.s = text.paper
 LEFT JOIN term AS ty ON ty.id = year.o
-JOIN term AS tl ON tl.id = label.o
-JOIN term AS tp ON tp.id = text.paper
-JOIN term AS ti ON ti.id = identifier.o
+CROSS JOIN term AS tl ON tl.id = label.o
+CROSS JOIN term AS tp ON tp.id = text.paper
+CROSS JOIN term AS ti ON ti.id = identifier.o
 WHERE instr(text.body, :words_lower) > 0
 ORDER BY ty.value DESC, tl.value, tp.value, ti.value
