@@ -1,62 +1,174 @@
-"""Time every named query on one graph: in its persisted store (store opened once) and as `kg query` processes.
+"""Benchmark the query side at scale: kg build, the query index against it, the first query, every named query.
 
-    python bench/queries.py GRAPH.ttl [--repeat 3] [--only NAME ...] [--no-process]
+    nice -n 10 python bench/queries.py [--corpus ../shared/corpora/ml-abstracts.jsonl] [--papers 100000] [--docs]
 
-The first paper of the graph (by identifier) is the `paper` parameter; the other parameters are the
-ones bench/bench.py uses. Prints the median of the repeats, and the row count of each query.
+One run, in this order, each step a fresh process where it says so:
+  1. a corpus of --papers (bench/bench.py's make_corpus: the real abstracts, then copies with new ids);
+  2. `kg build CORPUS --no-render` (a process: wall time, peak RSS), which writes the graph, its sidecar
+     index and its query index (kg.qindex);
+  3. the query index alone, written again from the graph's triples held in memory (what the build does
+     after serializing): its time and size against the build's;
+  4. `kg analyze` (a process), so that communities, related-concepts and similar-papers have rows;
+  5. the first named query after that as a process (`kg query top-concepts`), and as a process on a
+     copy of the graph with no index (it makes the index from a parse of the file first);
+  6. every named query through the Python API (kg.query, one process, index already open once), each
+     run twice, with its rows; paper-graph, the one query without SQL, runs in the engine and needs the
+     SPARQL store, whose build is timed on its own.
+With --docs the table goes into docs/performance.md between its `bench/queries.py` markers.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+KG = [sys.executable, "-m", "kg"]
+PARAMS = {"concept": "reinforcement learning", "a": "reinforcement learning", "b": "deep learning",
+          "words": "human feedback", "root": "machine learning"}
+VARIANTS = {"search": [{"words": "learning"}, {"words": "reinforcement learning"}],
+            "papers-by-concept": [{"concept": "machine learning"}]}
+START, END = "<!-- bench/queries.py: start -->", "<!-- bench/queries.py: end -->"
 
-from bench import KG, params_for, run_process  # noqa: E402
+
+def make_corpus(source: Path, n: int, out: Path) -> Path:
+    spec = importlib.util.spec_from_file_location("kg_bench", ROOT / "bench" / "bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.make_corpus(source, n, out)
 
 
-def first_paper(store) -> str:
-    """An identifier of some paper of the graph (the smallest, so runs agree)."""
-    answer = store.query("PREFIX dcterms: <http://purl.org/dc/terms/> SELECT (MIN(?i) AS ?id) WHERE { ?p dcterms:identifier ?i }")
-    return next(iter(answer))[0].value
+def run(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of a command, which must succeed."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    with tempfile.TemporaryFile() as out:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        if os.waitstatus_to_exitcode(status):
+            out.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{out.read().decode()[-3000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def child(kind: str, *args: str) -> dict:
+    result = subprocess.run([sys.executable, __file__, "--child", kind, *args], capture_output=True, text=True, cwd=ROOT)
+    if result.returncode:
+        raise SystemExit(result.stderr)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def index_alone(graph: str) -> dict:
+    """Child: the query index written from the graph's triples in memory, as kg build does after serializing."""
+    from kg import qbuild
+    from kg.graphio import read_triples
+    from kg.index import stamp
+
+    t = time.perf_counter()
+    triples = read_triples(graph)
+    parsed = time.perf_counter() - t
+    copy = Path(graph).with_name("copy.ttl")
+    shutil.copy(graph, copy)
+    t = time.perf_counter()
+    path = qbuild.write(copy, triples, stamp(copy))
+    assert path is not None
+    return {"parse": parsed, "index": time.perf_counter() - t, "MB": path.stat().st_size / 1e6, "triples": len(triples)}
+
+
+def queries(graph: str, paper: str) -> dict:
+    """Child: every named query through kg.query, twice each, with its rows; paper-graph after the store is built."""
+    import kg
+    from kg.catalog import catalog
+    from kg.qindex import answers
+    from kg.store import ensure_store
+
+    out: dict = {}
+    for name, q in sorted(catalog().items()):
+        values = {**PARAMS, "paper": paper}
+        # optional parameters left out (the whole listing), but root and paper (similar-papers lists every pair otherwise)
+        params = {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name in ("root", "paper"))}
+        for ps in [params, *VARIANTS.get(name, [])]:
+            key = name + "".join(f" {k}={v!r}" for k, v in ps.items())
+            if not answers(q):
+                t = time.perf_counter()
+                ensure_store(graph)
+                out["(SPARQL store build)"] = [time.perf_counter() - t, 0, 0, "engine"]
+            times = []
+            for _ in range(2):
+                t = time.perf_counter()
+                res = kg.query(name, ps, graph=graph, timeout=None)
+                times.append(time.perf_counter() - t)
+            out[key] = [times[0], times[1], len(res.rows) if res.kind == "select" else len(res.triples), "index" if answers(q) else "engine"]
+    return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("graph", type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", nargs="*")
-    parser.add_argument("--no-process", action="store_true", help="time only in the store")
-    args = parser.parse_args()
-    from kg.query import catalog, resolve, run_store
-    from kg.store import ensure_store, fresh_folder, open_store
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl")
+    ap.add_argument("--papers", type=int, default=100_000)
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--docs", action="store_true", help="write the table into docs/performance.md")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        print(json.dumps(index_alone(rest[0]) if kind == "index" else queries(rest[0], rest[1])))
+        return
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="kg-qbench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
 
-    t = time.perf_counter()
-    ensure_store(args.graph)
-    print(f"store ready in {time.perf_counter() - t:.2f} s")
-    store = open_store(args.graph)
-    paper = first_paper(store)
-    names = args.only or sorted(catalog())
-    print(f"{'query':<22}{'rows':>7}{'in store':>10}{'kg query process':>18}")
-    for name in names:
-        params = params_for(name, paper)
-        times, rows = [], 0
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            res = run_store(store, resolve(name), params, folder=fresh_folder(args.graph))
-            times.append(time.perf_counter() - t)
-            rows = len(res.rows) or len(res.triples)
-        proc = "-"
-        if not args.no_process:
-            argv = [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
-            proc = f"{statistics.median(run_process([*KG, 'query', name, '--graph', str(args.graph.resolve()), *argv])[0] for _ in range(args.repeat)):.2f}"
-        print(f"{name:<22}{rows:>7}{statistics.median(times):>10.2f}{proc:>18}", flush=True)
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    load = os.getloadavg()[0]
+    corpus = make_corpus(args.corpus, args.papers, work / "corpus.jsonl")
+    graph = work / "graph.ttl"
+    build, rss = run([*KG, "build", str(corpus), "-o", str(graph), "--no-render"])
+    say(f"- `kg build` of {args.papers:,} papers (a process): {build:.1f} s, peak RSS {rss:.0f} MB; "
+        f"{graph.stat().st_size / 1e6:.0f} MB of Turtle")
+    idx = child("index", str(graph))
+    say(f"- the query index within it, written from the {idx['triples']:,} triples in memory: {idx['index']:.1f} s "
+        f"({100 * idx['index'] / build:.0f} % of the build), {idx['MB']:.0f} MB "
+        f"(a parse of the file alone takes {idx['parse']:.1f} s, which the build does not need)")
+    wall, rss = run([*KG, "analyze", str(graph)])
+    say(f"- `kg analyze` (a process, writes the graph and its query index again): {wall:.1f} s, peak RSS {rss:.0f} MB")
+    wall, rss = run([*KG, "query", "top-concepts", "--graph", str(graph), "-n", "10"])
+    say(f"- the first named query after that, `kg query top-concepts` as a process: **{wall:.2f} s**, peak RSS {rss:.0f} MB")
+    bare = shutil.copy(graph, work / "bare.ttl")
+    wall, rss = run([*KG, "query", "top-concepts", "--graph", str(bare), "-n", "10"])
+    say(f"- the same on a copy of the graph with no index (made from a parse of the file first): {wall:.1f} s, peak RSS {rss:.0f} MB")
+    paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
+    times = child("queries", str(graph), paper)
+    say("")
+    say("| query | rows | first run (s) | second run (s) | answered by |")
+    say("|---|---:|---:|---:|---|")
+    for key, (first, second, rows, where) in times.items():
+        say(f"| {key} | {rows:,} | {first:.3f} | {second:.3f} | {where} |")
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}"
+    head = (f"Measured {datetime.date.today().isoformat()} by `nice -n 10 python bench/queries.py --papers {args.papers}` "
+            f"({machine}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). Queries run through "
+            "`kg.query` in one process (the index opened per query), each twice.")
+    if args.docs:
+        page = ROOT / "docs" / "performance.md"
+        text = page.read_text(encoding="utf-8")
+        block = "\n".join([START, "", head, "", *lines, "", END])
+        text = text[: text.index(START)] + block + text[text.index(END) + len(END):] if START in text else text + "\n" + block + "\n"
+        page.write_text(text, encoding="utf-8")
+    print(f"\n{head}\nwork files in {work}")
 
 
 if __name__ == "__main__":

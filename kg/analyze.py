@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
 from .graphio import format_for, read_triples, write
+from .index import stamp_written
 from .network import association
 from .triples import agent_triples, build_time
 from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
@@ -146,6 +148,8 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
         added = [t for t in result.triples() if t.subject.value not in described]
         with atomic_write(out) as stream:
             write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
+            stamped = stamp_written(stream, out)
+        qbuild.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
     return result
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -44,23 +43,6 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-@contextmanager
-def scratch_sqlite(path: Path) -> Iterator[sqlite3.Connection]:
-    """A new SQLite file in a store's temporary folder (kg.textindex, kg.tables), committed and closed at the end.
-
-    The folder is thrown away if the build fails, so the file is written without journal or fsync.
-    """
-    path.unlink(missing_ok=True)
-    db = sqlite3.connect(path)
-    try:
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        yield db
-        db.commit()
-    finally:
-        db.close()
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from . import extract, graphio, ingest, parallel, triples
+from . import extract, graphio, ingest, parallel, qbuild, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write, locked
@@ -120,14 +120,23 @@ def _extract(
 
 
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its index beside it."""
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its indexes beside it."""
     path = Path(path)
     name = graphio.format_for(fmt, path)
     with locked(path):  # an update of the same file waits (kg.update)
-        with atomic_write(path) as stream:
-            graphio.write(built.triples(), stream, name, ns=built.ns)
-            stamped = graph_index.stamp_written(stream, path) if name in graph_index.INDEXED else None
+        # The query index (kg.qindex) takes the triples as they are serialized.
+        queries = qbuild.writer(path)
+        try:
+            with atomic_write(path) as stream:
+                graphio.write(qbuild.kept(built.triples(), queries), stream, name, ns=built.ns)
+                stamped = graph_index.stamp_written(stream, path)
+        except BaseException:
+            if queries is not None:
+                queries.abort()
+            raise
         # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-        if stamped is not None:
+        if name in graph_index.INDEXED:
             graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
+        if queries is not None:
+            queries.close(stamped)
     return path

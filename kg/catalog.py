@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .errors import QueryError, UsageError
-from .resources import data_path, internal_query
+from .resources import data_path
 from .results import Results, Term
 from .vocabulary import XSD
 
@@ -143,7 +143,7 @@ def _prefixed(text: str) -> str:
 
 # ---- binding ---------------------------------------------------------------------------------
 
-Lookup = Callable[[str, dict[str, Term]], Results]  # runs an internal SELECT, with bindings, on the same graph
+Lookup = Callable[[str, dict[str, Term]], Results]  # runs the internal query queries/_NAME (by NAME), with bindings, on the same graph
 
 
 def bind(q: NamedQuery, params: Mapping[str, Any], lookup: Lookup) -> dict[str, Term]:
@@ -190,9 +190,9 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
 
 
 def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    if _IRI.match(text) and lookup(internal_query("concept-by-iri"), {"concept": Term("uri", text)}).rows:
+    if _IRI.match(text) and lookup("concept-by-iri", {"concept": Term("uri", text)}).rows:
         return text
-    rows = lookup(internal_query("concept-by-label"), {"key": Term("literal", text, XSD + "string")}).rows
+    rows = lookup("concept-by-label", {"key": Term("literal", text, XSD + "string")}).rows
     pref = sorted({_value(r[0]) for r in rows if _value(r[2]) == "pref"})
     found = pref or sorted({_value(r[0]) for r in rows})
     if len(found) == 1:
@@ -202,7 +202,7 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and text.count(":") and "/" in text:
         raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
     # Only on the way to an error: every label, for the nearest ones.
-    labels = sorted({_value(r[1]).casefold() for r in lookup(internal_query("concept-labels"), {}).rows})
+    labels = sorted({_value(r[1]).casefold() for r in lookup("concept-labels", {}).rows})
     hints = get_close_matches(text.casefold(), labels, n=3)
     raise UsageError(
         f"query {q.name!r}: no concept labelled {text!r} in the graph"
@@ -213,9 +213,9 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
 def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     # Targeted lookups (an IRI, else identifier or exact label), never a scan of every paper:
     # a string comparison with every paper IRI took 13 s at 100k papers.
-    if _IRI.match(text) and lookup(internal_query("paper-by-iri"), {"paper": Term("uri", text)}).rows:
+    if _IRI.match(text) and lookup("paper-by-iri", {"paper": Term("uri", text)}).rows:
         return text
-    rows = lookup(internal_query("paper-by-key"), {"key": Term("literal", text, XSD + "string")}).rows
+    rows = lookup("paper-by-key", {"key": Term("literal", text, XSD + "string")}).rows
     found = sorted({_value(r[1]) for r in rows})
     if len(found) == 1:
         return found[0]

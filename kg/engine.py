@@ -2,64 +2,28 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Mapping
 
 from .catalog import NamedQuery, bind, syntax_message
 from .errors import QueryError
-from .resources import data_path
+from .resources import internal_query
 from .results import Results, Term
 
 
 def run(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
-    """Run a query on a pyoxigraph store with its parameters bound as RDF terms (the portable text, or its twin)."""
+    """Run a query on a pyoxigraph store with its parameters bound as RDF terms."""
     from .sparql import is_update
 
     if is_update(q.text):
         raise QueryError(f"query {q.name!r} is a SPARQL Update; kg only reads graphs (use 'kg push' to load data into a store)")
-    return execute(store, bound(fast_text(store, q), terms(store, q, params)), max_rows, q.name)
-
-
-def final_text(store, q: NamedQuery, params: Mapping[str, Any] | None = None) -> str:
-    """The text `run_store` runs on this store for these parameters (without a text index)."""
-    return bound(fast_text(store, q), terms(store, q, params))
+    return execute(store, bound(q.text, terms(store, q, params)), max_rows, q.name)
 
 
 def terms(store, q: NamedQuery, params: Mapping[str, Any] | None) -> dict[str, Term]:
-    def lookup(text: str, terms: dict[str, Term]) -> Results:
-        return execute(store, bound(text, terms), None, q.name)
+    def lookup(name: str, terms: dict[str, Term]) -> Results:
+        return execute(store, bound(internal_query(name), terms), None, q.name)
 
     return bind(q, dict(params or {}), lookup)
-
-
-def fast_text(store, q: NamedQuery) -> str:
-    """The text to run on a local store: a shipped query's twin shaped for pyoxigraph, if it has one.
-
-    `_oxigraph-NAME.rq` is the same query shaped for pyoxigraph's planner; `_stats-NAME.rq` reads the
-    counts kg.stats adds to the store, when it has them. Only for the shipped query itself (same
-    text), never a user's file that happens to share its name. Tests hold each twin to its query's rows.
-    """
-    from .stats import has_stats
-
-    if not shipped(q):
-        return q.text
-    folder = data_path("queries")
-    for twin, usable in ((folder / f"_oxigraph-{q.name}.rq", lambda: True), (folder / f"_stats-{q.name}.rq", lambda: has_stats(store))):
-        if twin.is_file() and usable():
-            return twin.read_text(encoding="utf-8")
-    return q.text
-
-
-def shipped(q: NamedQuery) -> bool:
-    """True for a query shipped with kg, as shipped (not a user's file that shares its name)."""
-    return _shipped_text(q.name) == q.text
-
-
-@cache
-def _shipped_text(name: str) -> str | None:
-    """The text of the shipped query `name` (None if kg ships none), read once: each run asks up to three times."""
-    shipped = data_path("queries") / f"{name}.rq"
-    return shipped.read_text(encoding="utf-8") if shipped.is_file() else None
 
 
 def bound(text: str, terms: dict[str, Term]) -> str:

@@ -1,8 +1,10 @@
 """Running a named query (queries/*.rq), a .rq file or SPARQL text on a graph file or a remote endpoint.
 
-A query's text and parameters are read by kg.catalog; kg.engine runs it on a pyoxigraph store,
-kg.remote on a SPARQL endpoint. On a persisted store the side files beside it answer faster with the
-same rows: the text index narrows `search` (kg.textindex), the tables answer the long listings (kg.tables).
+A query's text and parameters are read by kg.catalog. One rule says where a query on a graph file
+runs: a shipped named query that has `queries/NAME.sql` runs in the graph's query index (kg.qindex)
+when the index is fresh; any other query runs in the engine (kg.engine) on the graph's persisted
+pyoxigraph store (kg.store), which is built the first time one needs it. kg.remote runs queries on
+a SPARQL endpoint.
 """
 
 from __future__ import annotations
@@ -11,48 +13,25 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import engine
+from . import engine, qbuild, qindex
 from .catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
 from .defaults import GRAPH, QUERY_TIMEOUT
-from .errors import QueryError
-from .results import Results, Term
+from .results import Results
 
 __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_graph", "from_text", "parse_header", "query", "resolve",
            "run_store", "syntax_message"]
 
 
 def run_store(
-    store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None, folder: Path | None = None
+    store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None, index: Path | None = None
 ) -> Results:
     """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
 
-    `folder`: the folder of the store's version (`kg.store.open_version`), whose side files answer faster
-    with the same rows: the text index narrows `search` (kg.textindex), the tables answer the long
-    listings (kg.tables).
+    `index`: the graph's fresh query index (kg.qindex.fresh), which answers the queries that have a NAME.sql.
     """
-    if folder is None:
-        return engine.run(store, q, params, max_rows=max_rows)
-    from .sparql import is_update
-    from .store import TEXT_INDEX
-    from .tables import FILE, answer
-
-    if is_update(q.text):
-        raise QueryError(f"query {q.name!r} is a SPARQL Update; kg only reads graphs (use 'kg push' to load data into a store)")
-    terms = engine.terms(store, q, params)
-    text = engine.bound(_narrowed(store, q, engine.fast_text(store, q), terms, folder / TEXT_INDEX), terms)
-    found = answer(folder / FILE, q.name, text, terms, max_rows, listing=engine.shipped(q))
-    return found if found is not None else engine.execute(store, text, max_rows, q.name)
-
-
-def _narrowed(store, q: NamedQuery, text: str, terms: dict[str, Term], index: Path) -> str:
-    """The shipped `search` limited to the papers the text index finds for its phrase; else `text` unchanged."""
-    from .textindex import candidates, restrict
-
-    words = terms.get("words")
-    if q.name != "search" or words is None or not engine.shipped(q) or not index.is_file():
-        return text
-    found = candidates(store, index, words.value)
-    return (restrict(text, found) if found is not None else None) or text
+    if index is not None and qindex.answers(q):
+        return qindex.answer(index, q, params, max_rows=max_rows)
+    return engine.run(store, q, params, max_rows=max_rows)
 
 
 def query(
@@ -77,11 +56,16 @@ def query(
 
         return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout or QUERY_TIMEOUT)
     from .deadline import with_deadline
-    from .store import open_version
 
     graph = graph if graph is not None else default_graph()
-    store, folder = open_version(graph)  # building the store the first time is not the query: no deadline
-    return with_deadline(lambda: run_store(store, q, params, max_rows=max_rows, folder=folder), timeout, q.name)
+    if qindex.answers(q) and Path(graph).is_file():
+        index = qbuild.ensure(graph)
+        if index is not None:
+            return with_deadline(lambda: qindex.answer(index, q, params, max_rows=max_rows), timeout, q.name)
+    from .store import open_store
+
+    store = open_store(graph)  # building the store the first time is not the query: no deadline
+    return with_deadline(lambda: engine.run(store, q, params, max_rows=max_rows), timeout, q.name)
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

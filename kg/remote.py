@@ -47,13 +47,14 @@ def run_remote(
 ) -> Results:
     """Run a named query on a SPARQL endpoint, its parameters bound by a VALUES block."""
     from .catalog import bind
+    from .resources import internal_query
     from .sparql import form, is_update, with_values
 
     if is_update(q.text):
         raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
 
-    def lookup(text: str, terms: dict) -> Results:
-        bound = with_values(text, {k: t.n3() for k, t in terms.items()})
+    def lookup(name: str, terms: dict) -> Results:
+        bound = with_values(internal_query(name), {k: t.n3() for k, t in terms.items()})
         return send(endpoint, bound, graph_iri=graph_iri, timeout=timeout, name=q.name)
 
     terms = bind(q, params, lookup)

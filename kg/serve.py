@@ -91,27 +91,28 @@ def _confined(graph: str, max_rows: int, memory: bool, limits: tuple[int, int]) 
 
 def _open(graph: str, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES, sandboxed: bool = False) -> tuple:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, the
-    persisted store's folder, whose side files answer faster (kg.textindex, kg.tables; None in memory),
-    the byte cap, and whether the process is barred from the network."""
+    graph's query index (kg.qindex; None when stale), the byte cap, and whether the process is barred
+    from the network."""
+    from .qindex import fresh
     from .sparql import refusal
-    from .store import open_version
+    from .store import open_store
 
-    store, folder = open_version(graph, memory=memory)  # one version: the store and its side files agree
+    store = open_store(graph, memory=memory)
     refusal("ASK {}")  # load the query checker now, not during the first request
-    return store, max_rows, folder, max_bytes, sandboxed
+    return store, max_rows, fresh(graph), max_bytes, sandboxed
 
 
 def _handle(state: tuple, job: dict) -> Reply:
     """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
     from .query import run_store
 
-    store, max_rows, folder, max_bytes, sandboxed = state
+    store, max_rows, index, max_bytes, sandboxed = state
     if job.get("untrusted"):
         refused = guard.refused(job["query"].text, sandboxed, job["query"].name)
         if refused is not None:
             return _text(*refused)
     try:
-        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, folder=folder)
+        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, index=index)
     except KgError as exc:
         if job.get("format") == "html":  # the query page: the error above the query as the user typed it
             return Reply(400, "text/html; charset=utf-8", result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
@@ -151,6 +152,7 @@ class App:
                  max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
                  hosts: Iterable[str] = ()) -> None:
         from .admission import Admission
+        from .qbuild import ensure
         from .store import ensure_store
         from .workers import Pool
 
@@ -162,6 +164,7 @@ class App:
                 ensure_store(self.graph)  # build once here, so workers only open it read-only
             except OSError:
                 pass  # an unwritable folder: each worker loads the file into memory instead
+        ensure(self.graph)  # the query index too, once here (None: the workers run every query in the engine)
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
         self.memory_mb = memory_mb
         self.hosts = guard.host_names(hosts)

@@ -8,10 +8,12 @@ a symbolic link to the newest. A changed graph file gets a new version:
   and the others wait for it and then use its store.
 * A version is built in a temporary folder and published by replacing the `current` link in one
   rename, so a failed build leaves no half store and a reader sees a whole version or none.
-* A reader opens one version and holds a shared lock on it (`readers.lock`) while it reads, so the
-  store and its side files (kg.textindex, kg.tables) come from one version: a `kg serve --on-disk`
-  worker answers from the version it opened until it restarts. A build removes older versions that
-  no reader holds.
+* A reader opens one version and holds a shared lock on it (`readers.lock`) while it reads: a
+  `kg serve --on-disk` worker answers from the version it opened until it restarts. A build removes
+  older versions that no reader holds.
+
+The store answers ad-hoc SPARQL and the named queries that have no NAME.sql; the others run in the
+graph's query index (kg.qindex), which needs no store.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from typing import IO, Any
 from .defaults import VERSION as __version__
 from .errors import InputError
 from .graphio import FORMATS, format_for
-from .stats import VERSION as STATS_VERSION
 
 STAMP = "kg-source.json"
-TEXT_INDEX = "text.sqlite"  # kg.textindex, beside the database in a version's folder
+# Raised when what a store holds changes, so that stores built before are rebuilt (9: no counts graph, no side files).
+VERSION = 9
 CURRENT = "current"  # the link to the newest version
 READERS = "readers.lock"  # shared-locked by each process reading a version
 _HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (and shared-locked) for this process
@@ -45,8 +47,7 @@ def store_dir(graph: str | Path) -> Path:
 
 def _stamp(graph: Path) -> dict:
     st = graph.stat()
-    # `stats`: a store without the current kg.stats counts is rebuilt (its queries would be slow).
-    return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__, "stats": STATS_VERSION}
+    return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__, "store": VERSION}
 
 
 def _current(graph: Path) -> Path | None:
@@ -93,43 +94,21 @@ def ensure_store(graph: str | Path) -> Path:
 
 def _build(graph: Path, base: Path) -> Path:
     """Load the graph into a new version folder and make it the current one."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import pyoxigraph as ox
-
-    from .stats import add as add_stats
-    from .stats import count_file
-    from .tables import FILE as TABLES
-    from .tables import write as write_tables
-    from .textindex import read_texts
-    from .textindex import write as write_text_index
 
     stamp = _stamp(graph)
     if sys.stderr.isatty():
-        print(f"kg: loading {graph} into its query store {base} (once per version of the graph)…", file=sys.stderr, flush=True)
+        print(f"kg: loading {graph} into its SPARQL store {base} (once per version of the graph)…", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="v-", suffix=".tmp", dir=base))
     try:
         store = ox.Store(str(tmp / "db"))
-        fmt = getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0])
-        # bulk_load releases the GIL, so the counts of kg.stats are made from a second parse of the
-        # file in a thread meanwhile (21k papers: 26 s -> 23 s for load and counts).
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            counting = pool.submit(count_file, str(graph), fmt)
-            try:
-                store.bulk_load(path=str(graph), format=fmt)
-                counted, facts = counting.result()
-            except SyntaxError as exc:
-                raise InputError(f"{graph}: not valid RDF ({exc})") from None
-        add_stats(store, counted)
+        try:
+            store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
+        except SyntaxError as exc:
+            raise InputError(f"{graph}: not valid RDF ({exc})") from None
         # Compact what bulk_load left as dozens of level-0 files, each of which every read had to
-        # check: at 100k papers the portable queries ran 5-9x faster afterwards.
+        # check: at 100k papers the queries ran 5-9x faster afterwards.
         store.optimize()
-        # The trigram index of titles and abstracts that narrows `search` (kg.textindex).
-        texts = read_texts(store)
-        if texts is not None:
-            write_text_index(tmp / TEXT_INDEX, texts)
-        # The long listings' answers (kg.tables): the default runs of the queries, and tables for three listings.
-        write_tables(tmp / TABLES, store, facts)
         store.flush()
         del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
@@ -178,7 +157,7 @@ def _hold(version: Path) -> None:
 
 
 def fresh_folder(graph: str | Path) -> Path | None:
-    """The folder of the graph's fresh store version (for its side files, see kg.query.run_store), else None."""
+    """The folder of the graph's fresh store version, else None."""
     return _current(Path(graph))
 
 
@@ -196,8 +175,6 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     written (a read-only checkout).
     """
     import pyoxigraph as ox
-
-    from .stats import add as add_stats
 
     graph = Path(graph)
     if not graph.is_file():
@@ -219,5 +196,4 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
             store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
-        add_stats(store)
         return store, None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import extract, graphio, ingest, parallel, triples
+from . import extract, graphio, ingest, parallel, qbuild, qindex, triples
 from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write, locked, refuse_overwrite
@@ -111,6 +111,7 @@ def _update(
     got = ingest.read(paths, skip_bad=skip_bad)
     before = graph_index.stamp(graph)  # the graph as read: checked again before the result replaces it
     existing, scanned = graph_index.load(graph)  # scanned: the stamp of the graph the index was scanned from
+    queries = qindex.fresh(graph)  # the query index of the graph as read: an append adds to a copy of it
     if not existing.builds:
         raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
@@ -156,9 +157,12 @@ def _update(
         kept = _without(graphio.read_triples(graph), replaced)
         stamped = _rewrite(graph, out, kept, added, fmt, ns, before)
         graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
+        qbuild.write(out, [*kept, *added], stamped)
     else:
         stamped = _append(graph, out, added, fmt, ns, before)
         graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
+        if queries is not None:  # else it is made from the file when a named query needs it
+            qbuild.write(out, added, stamped, base=queries)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
 

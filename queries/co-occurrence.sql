@@ -1,12 +1,12 @@
--- co-occurrence.rq answered from the listing tables of kg.tables (SQLite), for :min (an integer).
---
--- Same columns, rows and order as co-occurrence.rq; used only by a persisted store whose tables can
--- answer it (all prefLabels of one datatype and language, so that their ranks order them as the
--- engine does). Values are term ids (table term; :min_term is the bound ?min). pair.n is the number
--- of papers about both concepts (kg.stats.pair_counts), pair.papers that number as a term.
-SELECT pair.a AS a, ca.label AS aLabel, pair.b AS b, cb.label AS bLabel, pair.papers AS papers, :min_term AS min
+-- co-occurrence.rq in the query index (kg.qindex), for :min (an integer): the same columns, rows and order.
+-- pair: per pair of concepts with STR(a) < STR(b), the number of resources about both (made with the index).
+SELECT pair.a AS a, la.o AS aLabel, pair.b AS b, lb.o AS bLabel, pair.n AS papers__integer, :min_term AS min
 FROM pair
-JOIN concept AS ca ON ca.concept = pair.a
-JOIN concept AS cb ON cb.concept = pair.b
+CROSS JOIN pref_label AS la ON la.s = pair.a
+CROSS JOIN pref_label AS lb ON lb.s = pair.b
+CROSS JOIN term AS tla ON tla.id = la.o
+CROSS JOIN term AS tlb ON tlb.id = lb.o
+CROSS JOIN term AS ta ON ta.id = pair.a
+CROSS JOIN term AS tb ON tb.id = pair.b
 WHERE pair.n >= :min
-ORDER BY pair.n DESC, ca.label_rank, cb.label_rank, ca.position, cb.position
+ORDER BY pair.n DESC, tla.value, tlb.value, ta.value, tb.value

@@ -154,8 +154,8 @@ def test_long_steps_say_what_they_do_on_a_terminal_only(fresh: Path) -> None:
     assert CliRunner().invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0
     command = [sys.executable, "-m", "kg", "query", "top-concepts", "-n", "1"]
     piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert piped.returncode == 0 and "building the query store" not in piped.stderr, "a pipe gets no progress"
-    os.utime(fresh / "graphs" / "my.ttl")  # the store is stale again: it will be rebuilt
+    assert piped.returncode == 0 and "indexing" not in piped.stderr, "a pipe gets no progress"
+    os.utime(fresh / "graphs" / "my.ttl")  # the query index is stale again: it will be made again
     leader, follower = pty.openpty()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, text=True) as proc:
         os.close(follower)
@@ -168,4 +168,4 @@ def test_long_steps_say_what_they_do_on_a_terminal_only(fresh: Path) -> None:
             pass
     os.close(leader)
     assert proc.returncode == 0 and "reinforcement learning" in out
-    assert b"building the query store beside graphs/my.ttl" in said
+    assert b"indexing graphs/my.ttl for the named queries" in said

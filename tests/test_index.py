@@ -103,7 +103,7 @@ def test_writing_an_index_is_best_effort(authored_ttl: Path, tmp_path: Path) -> 
 def test_only_formats_an_update_appends_to_get_an_index(sample_built, tmp_path: Path) -> None:
     kg.write(sample_built, tmp_path / "g.nt")
     kg.write(sample_built, tmp_path / "g.jsonld")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonld", "g.kg-index.json", "g.nt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonld", "g.kg-index.json", "g.kg-query.sqlite", "g.nt"]
     stamp = json.loads((tmp_path / "g.kg-index.json").read_text(encoding="utf-8"))["stamp"]
     assert stamp["source"] == "g.nt" and index.read(tmp_path / "g.nt") == index.scan(tmp_path / "g.jsonld")
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import kg
 from kg.cli import cli
 from kg.graphio import read_triples
-from kg.query import catalog, from_text
+from kg.query import catalog, from_text, resolve
 from kg.store import fresh_folder, is_fresh, store_dir
 from kg.vocabulary import DCTERMS, SKOS
 
@@ -242,18 +242,19 @@ def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -
     graph = tmp_path / "g.ttl"
     shutil.copy(mini_ttl, graph)
     assert not is_fresh(graph)
-    assert len(kg.query("top-concepts", graph=graph)) == 6
+    top = resolve("top-concepts").text  # as ad-hoc SPARQL: the engine answers it (the named query has SQL, kg.qindex)
+    assert len(kg.query(top, graph=graph)) == 6
     folder = fresh_folder(graph)
     assert folder is not None and folder.parent == store_dir(graph) == tmp_path / "g.oxigraph" and is_fresh(graph)
     built_at = (folder / "kg-source.json").stat().st_mtime_ns
-    kg.query("top-concepts", graph=graph)
+    kg.query(top, graph=graph)
     assert fresh_folder(graph) == folder and (folder / "kg-source.json").stat().st_mtime_ns == built_at  # reused, not rebuilt
     # The Turtle changes: the store follows it.
     text = graph.read_text().replace('"diffusion model"@en', '"diffusion models"@en')
     time.sleep(0.01)
     graph.write_text(text)
     assert not is_fresh(graph)
-    labels = {r["label"] for r in kg.query("top-concepts", graph=graph)}
+    labels = {r["label"] for r in kg.query(top, graph=graph)}
     assert "diffusion models" in labels and is_fresh(graph)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.oxigraph", "g.ttl"]  # no temporary folders left
     # one version (the first, read by no other process, is gone), the link to it and the build lock
@@ -325,6 +326,7 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(sample_analyzed_ttl: Pa
     import rdflib
 
     from kg.query import bind, run_store
+    from kg.resources import internal_query
     from kg.store import open_store
 
     store = open_store(sample_ttl)
@@ -333,7 +335,7 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(sample_analyzed_ttl: Pa
     nonempty = 0
     for name, q in catalog().items():
         ours = run_store(store, q, params.get(name, {}))
-        terms = bind(q, params.get(name, {}), lambda text, t: run_store(store, from_text(text), {k: v.value for k, v in t.items()}))
+        terms = bind(q, params.get(name, {}), lambda name, t: run_store(store, from_text(internal_query(name)), {k: v.value for k, v in t.items()}))
         theirs = _rdflib_rows(graph, q, terms)
         if ours.kind == "graph":
             mine = sorted((t.subject.value, t.predicate.value, _norm(t.object.value)) for t in ours.triples)
@@ -342,47 +344,6 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(sample_analyzed_ttl: Pa
         assert mine == theirs, name
         nonempty += bool(mine)
     assert nonempty >= len(catalog()) - 1  # the comparison is not vacuous
-
-
-def test_binding_inside_subqueries_changes_no_row(sample_analyzed_ttl: Path) -> None:
-    """Every named query gives the same rows with its parameters bound in the outer WHERE only.
-
-    kg also binds them inside the subqueries that project them (kg.sparql._subquery_groups), which
-    must only make the engine restrict earlier, never change the answer.
-    """
-    from kg.engine import execute as _execute
-    from kg.engine import fast_text as _fast_text
-    from kg.query import bind, run_store
-    from kg.sparql import _subquery_groups, where_brace
-    from kg.store import open_store
-
-    store = open_store(sample_analyzed_ttl)
-    params = _sample_params(sample_analyzed_ttl)
-    pushed = 0
-    for name, q in catalog().items():
-        terms = bind(q, params.get(name, {}), lambda text, t: run_store(store, from_text(text), {k: v.value for k, v in t.items()}))
-        if not terms:
-            continue
-        text = _fast_text(store, q)  # what runs on a local store (a twin, where there is one)
-        pushed += bool(_subquery_groups(text, set(terms)))
-        at = where_brace(text)
-        names, values = " ".join(f"?{k}" for k in terms), " ".join(t.n3() for t in terms.values())
-        outer_only = f"{text[:at]} VALUES ({names}) {{ ({values}) }} {text[at:]}"
-        assert _execute(store, outer_only, None, name).rows == run_store(store, q, params.get(name, {})).rows, name
-    assert pushed >= 1  # bridging-papers at least: the comparison is not vacuous
-
-
-def test_values_reach_only_subqueries_that_project_the_variable() -> None:
-    """Not into `*`, `(… AS ?v)`, LIMIT/OFFSET subqueries, or below a subquery that hides the variable."""
-    from kg.sparql import with_values
-
-    text = ("SELECT * WHERE { { SELECT ?a ?x WHERE { ?a ?p ?x } } { SELECT ?a WHERE { ?a ?q ?o } LIMIT 3 }"
-            " { SELECT * WHERE { ?a ?r ?o } } { SELECT ?y (1 AS ?a) WHERE { ?y ?s ?o } }"
-            " { SELECT ?c WHERE { { SELECT ?a ?c WHERE { ?a ?t ?c } } } } }")
-    bound = with_values(text, {"a": "<http://e/1>"})
-    block = "VALUES (?a) { (<http://e/1>) }"
-    assert bound.count(block) == 2  # the outer group and the first subquery
-    assert bound.index(block, bound.index(block) + 1) < bound.index("?a ?p ?x") < bound.index("?a ?q ?o")
 
 
 def test_parameters_are_bound_as_terms_not_pasted_as_text(mini_ttl: Path) -> None:

@@ -49,7 +49,7 @@ def earlier_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     result = CliRunner().invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", str(out / "g.ttl"), *TINY])
     assert result.exit_code == 0, result.output
     files = snapshot(out)
-    assert sorted(files) == ["g.html", "g.kg-index.json", "g.ttl"]  # the index lets updates skip parsing the graph
+    assert sorted(files) == ["g.html", "g.kg-index.json", "g.kg-query.sqlite", "g.ttl"]  # the index lets updates skip parsing the graph
     return files
 
 
@@ -250,7 +250,7 @@ def test_html_is_written_atomically_after_the_graph(runner: CliRunner, previous:
     assert result.exit_code == 1
     assert result.output.splitlines() == ["wrote out/g.ttl", "Error: out/g.html: cannot write (File too large)"]
     now = snapshot(Path("out"))
-    assert sorted(now) == ["g.html", "g.kg-index.json", "g.ttl"]
+    assert sorted(now) == ["g.html", "g.kg-index.json", "g.kg-query.sqlite", "g.ttl"]
     assert index.read(Path("out/g.ttl")) == index.scan(Path("out/g.ttl"))  # the index was written with the new graph
     assert now["g.html"] == previous["g.html"]
     assert b'"new"' in now["g.ttl"] and now["g.ttl"] != previous["g.ttl"]

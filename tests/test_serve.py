@@ -205,20 +205,19 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
         make_app(mini_ttl.with_name("missing.ttl"))
 
 
-def test_persisted_store_workers_search_through_the_text_index(app, mini_ttl: Path) -> None:
-    """Workers on the persisted store get its folder, with the text index for `search`; answers match the in-memory workers'."""
+def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) -> None:
+    """Workers get the graph's query index (kg.qindex) on disk and in memory; its answers are the engine's."""
+    from kg import engine, qindex
+    from kg.query import resolve
     from kg.serve import _open
+    from kg.store import open_store
 
-    assert (_open(str(mini_ttl), 5, False)[2] / "text.sqlite").is_file()
-    assert _open(str(mini_ttl), 5, True)[2] is None
-    in_memory = make_app(mini_ttl, workers=1, timeout=10.0)
-    try:
-        for words in ("HUMAN feedback", "offline reinforcement", "zz"):
-            persisted = call(app, path="/queries/search", query={"words": words, "format": "csv"})
-            assert persisted == call(in_memory, path="/queries/search", query={"words": words, "format": "csv"}), words
-        assert b"p2" in call(app, path="/queries/search", query={"words": "human feedback", "format": "csv"})[2]
-    finally:
-        in_memory.close()
+    assert _open(str(mini_ttl), 5, False)[2] == _open(str(mini_ttl), 5, True)[2] == qindex.fresh(mini_ttl) is not None
+    store = open_store(mini_ttl, memory=True)
+    for words in ("HUMAN feedback", "offline reinforcement", "zz"):
+        status, _, body = call(app, path="/queries/search", query={"words": words, "format": "csv"})
+        assert status == 200 and body == engine.run(store, resolve("search"), {"words": words}).serialize("csv"), words
+    assert b"p2" in call(app, path="/queries/search", query={"words": "human feedback", "format": "csv"})[2]
 
 
 def test_readme_sparql_runs_without_prefix_lines_and_the_page_keeps_the_query(app) -> None:

@@ -32,6 +32,7 @@ Examples:
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
+@click.option("--store", "with_store", is_flag=True, help="Also load the graph into its SPARQL store now (else the first ad-hoc query does).")
 @clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -48,6 +49,7 @@ def build(
     update_graph: Path | None,
     engine: str,
     scheduler: str | None,
+    with_store: bool,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
@@ -71,6 +73,8 @@ def build(
         return
     if update_graph is not None:
         _update(update_graph, inputs, output, render_html, options)
+        if with_store:
+            _store(output or update_graph)
         return
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
@@ -89,6 +93,15 @@ def build(
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+    if with_store:
+        _store(output)
+
+
+def _store(graph: Path) -> None:
+    """`kg build --store`: the SPARQL store for ad-hoc queries, loaded now (the named queries need only the query index)."""
+    from ..store import ensure_store
+
+    click.echo(f"wrote {ensure_store(graph)}")
 
 
 @click.command(epilog="""\b

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
-from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, step
+from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show
 
 
 @click.command("query", epilog="""\b
@@ -55,11 +55,6 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = default_graph_said()
-    if graph is not None:
-        from ..store import fresh_folder
-
-        if graph.is_file() and fresh_folder(graph) is None:
-            step(f"building the query store beside {graph} (once; it takes a while on a large graph and is reused)")
     results = run_query(target, params_of(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
     chosen = fmt or ("ttl" if results.kind == "graph" else "table")
     if chosen == "table" and results.kind == "select" and output is None:

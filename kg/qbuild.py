@@ -1,0 +1,364 @@
+"""Making the query index of a graph (kg.qindex): from triples as they stream past, into a temporary file renamed into place.
+
+A `Writer` takes the triples one at a time (a build hands them over as it serializes them, so none
+is kept in memory), stores the rows the named queries read, and on `close` makes the derived
+tables and publishes the file. What it holds:
+
+* `term`: each term the answers can name, once (kind, value, datatype, language); typed literals as
+  the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
+* `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one
+  view per predicate (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
+* `mention` and `quote`: the Web Annotations joined (body, target, source, selectors, score, span,
+  quote); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
+  no query names them (they are most of a graph's triples);
+* made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
+  above its subjects), `concept_count`, `trend_count`, `pair`;
+* `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
+  lowercases (kg.qindex.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .errors import KgError
+from .index import stamp
+from .qindex import index_path, lowercase, nul_free, stamp_text
+from .results import Term
+from .vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
+
+# view name -> predicate: the triples kept (a NAME.sql reads the views)
+PREDICATES: dict[str, str] = {
+    "a": RDF + "type", "pref_label": SKOS + "prefLabel", "alt_label": SKOS + "altLabel", "broader": SKOS + "broader",
+    "label": RDFS + "label", "identifier": DCTERMS + "identifier", "subject": DCTERMS + "subject",
+    "year": FABIO + "hasPublicationYear", "proposes": KG + "proposes", "on_property": KG + "onProperty",
+    "size": KG + "size", "member": KG + "member", "pagerank": KG + "pagerank", "concept": KG + "concept",
+    "weight": KG + "weight", "jaccard": KG + "jaccard", "pmi": KG + "pmi", "paper": KG + "paper", "cosine": KG + "cosine",
+    "shared_concepts": KG + "sharedConcepts",
+}
+TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity"})
+# The annotation predicates, staged and joined into `mention` and `quote`; True: the object is an annotation node too.
+ANNOTATION = {OA + "hasBody": False, OA + "hasTarget": True, OA + "hasSource": False, OA + "hasSelector": True,
+              OA + "exact": False, OA + "start": False, OA + "end": False, KG + "score": False}
+NODE_SUBJECT = frozenset({*ANNOTATION, KG + "onProperty"})  # predicates whose subject is an annotation node
+STRINGS = (XSD + "string", RDF + "langString")
+TITLE, ABSTRACT = DCTERMS + "title", DCTERMS + "abstract"
+READ = frozenset({*PREDICATES.values(), *ANNOTATION, TITLE, ABSTRACT})
+BATCH = 50_000
+
+_TABLES = (
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE term(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL, datatype TEXT, lang TEXT)",
+    "CREATE TABLE triple(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL, PRIMARY KEY(p, s, o)) WITHOUT ROWID",
+    "CREATE TABLE mention(paper INTEGER NOT NULL, target INTEGER NOT NULL, body INTEGER NOT NULL, score INTEGER NOT NULL, "
+    "start INTEGER NOT NULL, end_ INTEGER NOT NULL, exact INTEGER NOT NULL)",
+    "CREATE TABLE quote(body INTEGER NOT NULL, paper INTEGER NOT NULL, exact INTEGER NOT NULL)",
+    "CREATE TABLE text(id INTEGER PRIMARY KEY, paper INTEGER NOT NULL, body TEXT NOT NULL)",
+    "CREATE TABLE lowered(term INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+    # contentless, no positions: an AND of trigrams needs no more (the text table has the bodies)
+    "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='trigram case_sensitive 1', detail='none', content='')",
+    "CREATE INDEX triple_pos ON triple(p, o, s)",
+    "CREATE INDEX term_value ON term(value)",
+    "CREATE INDEX text_paper ON text(paper)",
+    "CREATE INDEX lowered_text ON lowered(text)",
+    "CREATE INDEX mention_paper ON mention(paper)",
+    "CREATE INDEX quote_body ON quote(body, paper)",
+)
+_STAGED = (
+    "CREATE TEMP TABLE staged(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL)",
+    "CREATE TEMP TABLE texts(paper INTEGER NOT NULL, abstract INTEGER NOT NULL, value TEXT, string INTEGER NOT NULL)",
+)
+# Made from the tables above, again after an update adds triples.
+_DERIVED = (
+    "DROP TABLE IF EXISTS above", "DROP TABLE IF EXISTS rollup", "DROP TABLE IF EXISTS concept_count",
+    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair",
+    # skos:broader+ from every term with a broader concept (cycles end: UNION keeps each pair once)
+    "CREATE TABLE above(n INTEGER NOT NULL, a INTEGER NOT NULL, PRIMARY KEY(n, a)) WITHOUT ROWID",
+    "INSERT INTO above WITH RECURSIVE up(n, a) AS (SELECT s, o FROM broader UNION SELECT up.n, b.o FROM up JOIN broader AS b ON b.s = up.a) "
+    "SELECT n, a FROM up",
+    # each resource with a subject, and every concept at or above its subjects (skos:broader*)
+    "CREATE TABLE rollup(concept INTEGER NOT NULL, paper INTEGER NOT NULL, PRIMARY KEY(concept, paper)) WITHOUT ROWID",
+    "INSERT OR IGNORE INTO rollup SELECT o, s FROM subject UNION SELECT above.a, subject.s FROM subject JOIN above ON above.n = subject.o",
+    "CREATE TABLE concept_count(concept INTEGER PRIMARY KEY, total INTEGER NOT NULL, direct INTEGER)",
+    "INSERT INTO concept_count SELECT concept, COUNT(*), NULL FROM rollup GROUP BY concept",
+    "UPDATE concept_count SET direct = d.n FROM (SELECT o, COUNT(DISTINCT s) AS n FROM subject GROUP BY o) AS d WHERE d.o = concept_count.concept",
+    "CREATE TABLE trend_count(concept INTEGER NOT NULL, year INTEGER NOT NULL, n INTEGER NOT NULL)",
+    "INSERT INTO trend_count SELECT rollup.concept, year.o, COUNT(DISTINCT rollup.paper) FROM rollup JOIN year ON year.s = rollup.paper "
+    "GROUP BY rollup.concept, year.o",
+    "CREATE INDEX trend_concept ON trend_count(concept)",
+    # co-occurrence.rq's pairs: STR(?a) < STR(?b)
+    "CREATE TABLE pair(a INTEGER NOT NULL, b INTEGER NOT NULL, n INTEGER NOT NULL)",
+    "INSERT INTO pair SELECT x.o, y.o, COUNT(DISTINCT x.s) FROM subject AS x JOIN subject AS y ON y.s = x.s "
+    "JOIN term AS ta ON ta.id = x.o JOIN term AS tb ON tb.id = y.o WHERE ta.value < tb.value GROUP BY x.o, y.o",
+)
+
+
+def _node(term: Any) -> int:
+    """The id of an annotation node: a hash of its IRI, above every term id (no query names these nodes, so they get
+    no term row). A 61-bit hash, stable within the process that writes (an update's new nodes join only each other)."""
+    return hash(term.value) & _MASK | _HIGH
+
+
+_MASK, _HIGH = (1 << 60) - 1, 1 << 60
+
+
+class Writer:
+    """The query index of `graph`, written from triples handed to `add`; `base`: a fresh index of the graph
+    before triples were appended to it (only the appended ones are then added, to a copy of it)."""
+
+    def __init__(self, graph: str | Path, base: Path | None = None) -> None:
+        import pyoxigraph as ox
+
+        self.graph, self.target = Path(graph), index_path(graph)
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent)
+        os.close(fd)
+        self.failed: BaseException | None = None
+        try:
+            if base is not None:
+                shutil.copyfile(base, self.tmp)
+            self.db = sqlite3.connect(self.tmp)
+            self.db.execute("PRAGMA journal_mode=OFF")
+            self.db.execute("PRAGMA synchronous=OFF")
+            self.db.execute("PRAGMA temp_store=FILE")
+            # 256 MB of pages each: the staged annotation rows go in and are joined in hash order, all over the table
+            self.db.execute("PRAGMA cache_size=-262144")
+            if base is None:
+                for statement in _TABLES:
+                    self.db.execute(statement)
+                for code, view in enumerate(PREDICATES, start=1):
+                    self.db.execute(f"CREATE VIEW {view}(s, o) AS SELECT s, o FROM triple WHERE p = {code}")
+            for statement in _STAGED:
+                self.db.execute(statement)
+            self.db.execute("PRAGMA temp.cache_size=-262144")
+        except BaseException:
+            self.abort()
+            raise
+        self.code = {iri: i for i, iri in enumerate(PREDICATES.values(), start=1)}
+        self.staged_code = {iri: i for i, iri in enumerate(ANNOTATION)}
+        self.ids: dict[tuple, int] = {}
+        self.fast: dict[Any, int] = {}  # the same, by pyoxigraph term (no conversion for a term seen before)
+        self.next_id = 1 + self.db.execute("SELECT COALESCE(MAX(id), 0) FROM term").fetchone()[0]
+        self.known = base is not None  # terms may be in the copied table already
+        self.terms: list[tuple] = []
+        self.rows: list[tuple[int, int, int]] = []
+        self.staged: list[tuple[int, int, int]] = []
+        self.texts: list[tuple[int, int, str, int]] = []
+        self.scratch, self.here, self.value = ox.Store(), ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
+        self.default = ox.DefaultGraph
+
+    def tid(self, term: Any) -> int:
+        """The id of a term, added to the term table if new."""
+        found = self.fast.get(term)
+        if found is None:
+            found = self.fast[term] = self._tid(term)
+        return found
+
+    def _tid(self, term: Any) -> int:
+        t = Term.from_oxigraph(self._stored(term) if getattr(term, "datatype", None) is not None else term)
+        key = (t.kind, t.value, t.datatype, t.lang)
+        found = self.ids.get(key)
+        if found is None and self.known:
+            row = self.db.execute("SELECT id FROM term WHERE value = ? AND kind = ? AND datatype IS ? AND lang IS ?",
+                                  (t.value, t.kind, t.datatype, t.lang)).fetchone()
+            found = row[0] if row else None
+        if found is None:
+            found, self.next_id = self.next_id, self.next_id + 1
+            self.terms.append((found, *key))
+        self.ids[key] = found
+        return found
+
+    def _stored(self, term: Any) -> Any:
+        """A literal as the engine stores it: typed values in their canonical form (0.010690 is 0.01069)."""
+        if term.datatype.value in STRINGS:
+            return term
+        import pyoxigraph as ox
+
+        self.scratch.add(ox.Quad(self.here, self.value, term))
+        (quad,) = self.scratch.quads_for_pattern(self.here, self.value, None)
+        self.scratch.remove(quad)
+        return quad.object
+
+    def add(self, t: Any) -> None:
+        """Take one triple (or quad: only the default graph counts, as in the queries)."""
+        if self.failed is not None:
+            return
+        p = t.predicate.value
+        if p not in READ:
+            return
+        graph = getattr(t, "graph_name", None)
+        if graph is not None and not isinstance(graph, self.default):
+            return
+        try:
+            if p in ANNOTATION:
+                o = _node(t.object) if ANNOTATION[p] else self.tid(t.object)
+                self.staged.append((self.staged_code[p], _node(t.subject), o))
+            elif p in PREDICATES.values():
+                if p == RDF + "type" and t.object.value not in TYPES:
+                    return
+                s = _node(t.subject) if p in NODE_SUBJECT else self.tid(t.subject)
+                self.rows.append((self.code[p], s, self.tid(t.object)))
+            else:  # a title or an abstract, for search
+                o = t.object
+                string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
+                self.texts.append((self.tid(t.subject), p == ABSTRACT, o.value, string))
+            if len(self.rows) + len(self.staged) + len(self.texts) >= BATCH:
+                self._flush()
+        except Exception as exc:  # the index only saves time: a triple it cannot take must not fail the build
+            self.failed = exc
+
+    def _flush(self) -> None:
+        self.db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", self.terms)
+        self.db.executemany("INSERT OR IGNORE INTO triple VALUES (?, ?, ?)", self.rows)
+        self.db.executemany("INSERT INTO staged VALUES (?, ?, ?)", self.staged)
+        self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)
+        self.terms, self.rows, self.staged, self.texts = [], [], [], []
+        if len(self.ids) > 40 * BATCH:
+            self.ids.clear()  # bounded memory: later terms are looked up in the table
+            self.fast.clear()
+            self.known = True
+
+    def close(self, graph_stamp: dict | None) -> Path | None:
+        """Make the derived tables and publish the index for the graph file with this stamp; None if it was not written."""
+        try:
+            if self.failed is not None or graph_stamp is None:
+                raise OSError(str(self.failed))
+            self._flush()
+            self._finish()
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)", (stamp_text(self.graph, graph_stamp),))
+            self.db.commit()
+            self.db.close()
+            os.chmod(self.tmp, 0o644)
+            os.replace(self.tmp, self.target)
+            return self.target
+        except (OSError, sqlite3.Error):
+            self.abort()
+            return None
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
+        Path(self.tmp).unlink(missing_ok=True)
+
+    def _finish(self) -> None:
+        db, c = self.db, self.staged_code
+        db.execute("CREATE INDEX temp.staged_pso ON staged(p, s, o)")  # covering: the joins below read only the index
+        # The annotations joined (CROSS JOIN: SQLite keeps this order, from each annotation outwards; left to
+        # itself it started from every target and every quote at once) as concepts-of-paper.rq and evidence.rq
+        # read them (a row per position and quote selector) …
+        db.execute(f"""INSERT INTO mention SELECT src.o, tgt.o, body.o, score.o, st.o, en.o, ex.o FROM staged AS body
+            CROSS JOIN staged AS tgt ON tgt.p = {c[OA + 'hasTarget']} AND tgt.s = body.s
+            CROSS JOIN staged AS score ON score.p = {c[KG + 'score']} AND score.s = body.s
+            CROSS JOIN staged AS src ON src.p = {c[OA + 'hasSource']} AND src.s = tgt.o
+            CROSS JOIN staged AS pos ON pos.p = {c[OA + 'hasSelector']} AND pos.s = tgt.o
+            CROSS JOIN staged AS st ON st.p = {c[OA + 'start']} AND st.s = pos.o
+            CROSS JOIN staged AS en ON en.p = {c[OA + 'end']} AND en.s = pos.o
+            CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
+            CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
+            WHERE body.p = {c[OA + 'hasBody']}""")
+        # … and as proposed-methods.rq reads them (no score or position needed)
+        db.execute(f"""INSERT INTO quote SELECT DISTINCT body.o, src.o, ex.o FROM staged AS body
+            CROSS JOIN staged AS tgt ON tgt.p = {c[OA + 'hasTarget']} AND tgt.s = body.s
+            CROSS JOIN staged AS src ON src.p = {c[OA + 'hasSource']} AND src.s = tgt.o
+            CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
+            CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
+            WHERE body.p = {c[OA + 'hasBody']}""")
+        self._texts()
+        # every concept label lowercased, for the label lookups
+        fresh = db.execute("""SELECT DISTINCT term.id, term.value FROM triple JOIN term ON term.id = triple.o
+            WHERE triple.p IN (?, ?) AND term.id NOT IN (SELECT term FROM lowered)""",
+                           (self.code[SKOS + "prefLabel"], self.code[SKOS + "altLabel"])).fetchall()
+        db.executemany("INSERT INTO lowered VALUES (?, ?)", zip([i for i, _ in fresh], lowercase([v for _, v in fresh])))
+        for statement in _DERIVED:
+            db.execute(statement)
+        db.execute("INSERT INTO fts(fts) VALUES('optimize')")
+        db.execute("ANALYZE")  # statistics for the planner: without them it drove co-occurrence from every label (0.7 s for 143 rows)
+
+    def _texts(self) -> None:
+        """search.rq's text of each paper: LCASE(CONCAT(COALESCE(?title, ""), " ", ?abstract)) for each title and abstract."""
+        db = self.db
+        start = db.execute("SELECT COALESCE(MAX(id), 0) FROM text").fetchone()[0] + 1
+        papers = db.execute("SELECT paper, abstract, value, string FROM texts ORDER BY paper, abstract")
+        bodies: list[tuple[int, str]] = []
+        current: Any = None
+        titles: list[tuple[str, int]] = []
+        abstracts: list[tuple[str, int]] = []
+
+        def emit() -> None:
+            for head, ok in titles or [("", 1)]:
+                if ok:  # CONCAT fails on a title that is no string: search.rq skips the row
+                    bodies.extend((current, f"{head} {value}") for value, good in abstracts if good)
+
+        def store() -> int:
+            lowered = lowercase([b for _, b in bodies])
+            db.executemany("INSERT INTO text VALUES (?, ?, ?)", ((start + i, p, low) for i, ((p, _), low) in enumerate(zip(bodies, lowered))))
+            db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", ((start + i, nul_free(low)) for i, low in enumerate(lowered)))
+            done = len(bodies)
+            bodies.clear()
+            return done
+
+        for paper, is_abstract, value, string in papers:
+            if paper != current:
+                emit()
+                if len(bodies) >= 5000:
+                    start += store()
+                current, titles, abstracts = paper, [], []
+            (abstracts if is_abstract else titles).append((value, string))
+        emit()
+        store()
+
+
+def kept(triples: Iterable, writer: Writer | None) -> Iterator:
+    """The triples, passed on, each also handed to `writer` (a build writes the graph and its index in one pass)."""
+    for t in triples:
+        if writer is not None:
+            writer.add(t)
+        yield t
+
+
+def writer(graph: str | Path, base: Path | None = None) -> Writer | None:
+    """A Writer for the index of `graph`, or None where it cannot be made (the index only saves time)."""
+    try:
+        return Writer(graph, base)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None) -> Path | None:
+    """Write the index of `graph` from its triples (`graph_stamp`: the graph file's stamp as written); None if not written."""
+    w = writer(graph, base)
+    if w is None:
+        return None
+    try:
+        for t in triples:
+            w.add(t)
+    except BaseException:
+        w.abort()
+        raise
+    return w.close(graph_stamp)
+
+
+def ensure(graph: str | Path) -> Path | None:
+    """The fresh index of a graph file, made from a parse of it when missing or stale; None when it cannot be made."""
+    from .graphio import parse
+    from .qindex import fresh
+
+    graph = Path(graph)
+    found = fresh(graph)
+    if found is not None or not graph.is_file():
+        return found
+    if sys.stderr.isatty():
+        print(f"kg: indexing {graph} for the named queries (once per version of the graph)…", file=sys.stderr, flush=True)
+    try:
+        return write(graph, parse(graph), stamp(graph))
+    except KgError:
+        return None  # not a readable graph: the engine gives the message

@@ -1,0 +1,167 @@
+"""The query index of a graph: one SQLite file beside it that answers the named queries having `queries/NAME.sql`.
+
+`graphs/x.ttl` gets `graphs/x.kg-query.sqlite`, written by `kg build`, `kg build --update` and
+`kg analyze` from the triples they hand over as they write the graph (kg.qbuild says what it holds),
+or made from a parse of the file when a named query first finds none. It is stamped with the
+graph's stamp (kg.index: size, modification time, a hash of its tail), kg's version and `SCHEMA`;
+any other stamp makes it stale, and a stale index is never read.
+
+The dispatch rule (kg.query): a shipped named query (its text as shipped) whose `NAME.sql` exists
+runs in SQL when the index is fresh; anything else goes to the engine. SQL output columns are term
+ids, except `NAME__integer` / `NAME__string` / `NAME__boolean` (computed values) and the bound
+parameters (`:NAME_term`, a negative id). The order is the .rq's ORDER BY on STR() keys: SQLite
+compares TEXT by UTF-8 bytes, which is code point order, as the engines compare strings, and NULLs
+sort first as unbound values do. tests/test_qindex.py holds every NAME.sql to its NAME.rq.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .catalog import NamedQuery, bind
+from .defaults import VERSION
+from .index import stamp
+from .resources import data_path
+from .results import Results, Term
+from .vocabulary import XSD
+
+SUFFIX = ".kg-query.sqlite"
+SCHEMA = 2  # raised when the tables change: an index of another schema is stale
+
+
+def index_path(graph: str | Path) -> Path:
+    """Where the query index of a graph file lives: beside it, `x.ttl` -> `x.kg-query.sqlite`."""
+    graph = Path(graph)
+    return graph.with_name(graph.stem + SUFFIX)
+
+
+def stamp_text(graph: Path, graph_stamp: dict) -> str:
+    """What an index of `graph` (whose file has `graph_stamp`) records: the graph's stamp, kg's version, the schema."""
+    import json
+
+    return json.dumps({"graph": graph_stamp, "kg": VERSION, "schema": SCHEMA}, sort_keys=True)
+
+
+def fresh(graph: str | Path) -> Path | None:
+    """The index of a graph file when it was made from the file as it is now, else None."""
+    graph, path = Path(graph), index_path(graph)
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except (sqlite3.Error, OSError):
+        return None
+    try:
+        found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+        return path if found is not None and found[0] == stamp_text(graph, stamp(graph)) else None
+    except (sqlite3.Error, OSError):
+        return None
+    finally:
+        db.close()
+
+
+def nul_free(text: str) -> str:
+    """NUL as U+FFFD: FTS5 stops tokenizing at a NUL and refuses one in a query (the same on both sides)."""
+    return text.replace("\x00", "\ufffd")
+
+
+def lowercase(texts: list[str]) -> list[str]:
+    """Each text lowercased as the query engine's LCASE does it.
+
+    pyoxigraph follows a newer Unicode than Python's str.lower (55 characters differ), so only ASCII
+    texts are lowered in Python; the others are lowered by pyoxigraph itself, in one query.
+    """
+    out = [t.lower() if t.isascii() else None for t in texts]
+    todo = [i for i, t in enumerate(out) if t is None]
+    if todo:
+        import pyoxigraph as ox
+
+        store = ox.Store()
+        p = ox.NamedNode("urn:kg:text")
+        store.extend([ox.Quad(ox.NamedNode(f"urn:kg:{i}"), p, ox.Literal(texts[i])) for i in todo])
+        solutions: Any = store.query("SELECT ?s (LCASE(?o) AS ?l) WHERE { ?s <urn:kg:text> ?o }")
+        for row in solutions:
+            out[int(row[0].value[7:])] = row[1].value
+    return [t if t is not None else "" for t in out]
+
+
+# ---- answering ------------------------------------------------------------------------------------------------
+
+
+@cache
+def _shipped(name: str) -> tuple[str | None, str | None]:
+    """The text of the shipped `NAME.rq` and of its `NAME.sql` (None where kg ships none)."""
+    folder = data_path("queries")
+    rq, sql = folder / f"{name}.rq", folder / f"{name}.sql"
+    return (rq.read_text(encoding="utf-8") if rq.is_file() else None, sql.read_text(encoding="utf-8") if sql.is_file() else None)
+
+
+def answers(q: NamedQuery) -> bool:
+    """True when the query is a shipped one, as shipped (not a user's file that shares its name), with a NAME.sql."""
+    text, sql = _shipped(q.name)
+    return sql is not None and text == q.text
+
+
+def answer(index: Path, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
+    """Run a query that `answers` on a fresh index (kg.query checks both): its parameters bound as the engine binds them."""
+    db = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        terms = bind(q, dict(params or {}), lambda name, bound: _run(db, name, _internal(name), bound, None))
+        return _run(db, q.name, _shipped(q.name)[1] or "", terms, max_rows, [p.name for p in q.params])
+    finally:
+        db.close()
+
+
+@cache
+def _internal(name: str) -> str:
+    return (data_path("queries") / f"_{name}.sql").read_text(encoding="utf-8")
+
+
+def _run(db: sqlite3.Connection, name: str, sql: str, terms: Mapping[str, Term], max_rows: int | None, declared: Iterable[str] = ()) -> Results:
+    values: dict[str, Any] = {p: None for p in declared} | {f"{p}_term": None for p in declared}
+    for i, (key, t) in enumerate(terms.items()):
+        values[f"{key}_term"] = -1 - i
+        if t.kind == "literal" and t.datatype == XSD + "integer":
+            values[key] = int(t.value)
+        else:
+            values[key] = t.value
+        if t.kind == "literal":
+            (lowered,) = lowercase([t.value])
+            values[f"{key}_lower"] = lowered
+            phrase = nul_free(lowered)
+            grams = sorted({phrase[k : k + 3] for k in range(len(phrase) - 2)})
+            values[f"{key}_match"] = " AND ".join('"' + g.replace('"', '""') + '"' for g in grams) or None
+    cursor = db.execute(sql, values)
+    columns = [d[0] for d in cursor.description]
+    rows = cursor.fetchmany(max_rows + 1) if max_rows is not None else cursor.fetchall()
+    truncated = max_rows is not None and len(rows) > max_rows
+    rows = rows[:max_rows] if truncated else rows
+    variables = tuple(c.split("__")[0] for c in columns)
+    return Results("select", variables, _decode(db, columns, rows, list(terms.values())), truncated=truncated, name=name)
+
+
+def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[Term]) -> tuple[tuple[Term | None, ...], ...]:
+    """Rows of term ids (and typed values) as rows of Terms, each distinct term read once."""
+    typed = {i: XSD + c.split("__")[1] for i, c in enumerate(columns) if "__" in c}
+    ids = list({v for row in rows for i, v in enumerate(row) if i not in typed and v is not None and v > 0})
+    terms: dict[Any, Term | None] = {None: None, **{-1 - i: t for i, t in enumerate(bound)}}
+    for i, kind, value, datatype, lang in db.execute(
+            "SELECT id, kind, value, datatype, lang FROM term WHERE id IN (SELECT value FROM json_each(?))", (str(ids),)):
+        terms[i] = Term(kind, value, datatype, lang)
+    if not typed:
+        get = terms.__getitem__
+        return tuple(tuple(map(get, row)) for row in rows)
+    literal: dict[tuple[Any, str], Term] = {}
+
+    def conv(i: int, v: Any) -> Term | None:
+        if i not in typed:
+            return terms[v]
+        if v is None:
+            return None
+        key = (v, typed[i])
+        if key not in literal:
+            literal[key] = Term("literal", str(v), typed[i])
+        return literal[key]
+
+    return tuple(tuple(conv(i, v) for i, v in enumerate(row)) for row in rows)

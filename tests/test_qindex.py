@@ -1,0 +1,278 @@
+"""The query index (kg.qindex): every queries/NAME.sql gives its NAME.rq's rows in the same order, and the dispatch rule.
+
+The .rq files are the specification; the engine (pyoxigraph) runs them on the same triples the index
+is made from. Graphs are generated: papers with and without years, titles and subjects, shared and
+odd labels (non-ASCII, letters whose lowercase Python and the engine disagree on), broader chains
+with several parents and cycles, concepts with alt labels, proposed methods with their spans.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kg
+from kg import engine, qbuild, qindex
+from kg.build import sample_inputs
+from kg.catalog import catalog, resolve
+from kg.graphio import parse
+from kg.index import stamp
+from kg.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
+
+FIXTURES = Path(__file__).parent / "fixtures" / "answers"
+BASE = "https://w3id.org/kg/"
+# U+1C89 lowercases to U+1C8A in the engine, not in Python 3.11's str.lower (Unicode 16 against 14)
+WORDS = ["learning", "Reinforcement", "graph", "ΣΊΣΥΦΟΣ", "İstanbul", "ǅemal", "naïve", "x", "", "\u1c89ab"]
+LABELS = ["learning", "Learning", "graph learning", "naïve bayes", "ΣΊΣΥΦΟΣ", "İstanbul", "ǅemal", "a", "B", "zeta"]
+
+
+def _n(kind: str, i: int | str) -> ox.NamedNode:
+    return ox.NamedNode(f"{BASE}{kind}/{i}")
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> list[ox.Triple]:
+    """A small graph shaped as kg builds them."""
+    t: list[ox.Triple] = []
+    add = t.append
+    n_concepts = draw(st.integers(2, 7))
+    concepts = [_n("concept", i) for i in range(n_concepts)]
+    for i, c in enumerate(concepts):
+        add(ox.Triple(c, ox.NamedNode(RDF + "type"), ox.NamedNode(SKOS + "Concept")))
+        add(ox.Triple(c, ox.NamedNode(SKOS + "prefLabel"), ox.Literal(draw(st.sampled_from(LABELS)) + f" {i}" * draw(st.booleans()), language="en")))
+        if draw(st.booleans()):
+            add(ox.Triple(c, ox.NamedNode(SKOS + "altLabel"), ox.Literal(draw(st.sampled_from(LABELS)), language="en")))
+        for parent in draw(st.lists(st.sampled_from(concepts), max_size=2, unique=True)):  # cycles and self-links allowed
+            add(ox.Triple(c, ox.NamedNode(SKOS + "broader"), parent))
+    for i in range(draw(st.integers(0, 8))):
+        p = _n("paper", f"p{i}")
+        add(ox.Triple(p, ox.NamedNode(RDF + "type"), ox.NamedNode(FABIO + "ResearchPaper")))
+        add(ox.Triple(p, ox.NamedNode(DCTERMS + "identifier"), ox.Literal(f"id{draw(st.integers(0, 20))}-{i}")))
+        label = draw(st.sampled_from(LABELS))
+        add(ox.Triple(p, ox.NamedNode(RDFS + "label"), ox.Literal(label)))
+        if draw(st.booleans()):
+            add(ox.Triple(p, ox.NamedNode(DCTERMS + "title"), ox.Literal(label + " " + draw(st.sampled_from(WORDS)))))
+        abstract = " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=6)))
+        add(ox.Triple(p, ox.NamedNode(DCTERMS + "abstract"), ox.Literal(abstract)))
+        year = draw(st.sampled_from([None, "2019", "2023", "2024"]))
+        if year is not None:
+            add(ox.Triple(p, ox.NamedNode(FABIO + "hasPublicationYear"), ox.Literal(year, datatype=ox.NamedNode(XSD + "gYear"))))
+        for c in draw(st.lists(st.sampled_from(concepts), max_size=3, unique=True)):
+            add(ox.Triple(p, ox.NamedNode(DCTERMS + "subject"), c))
+        for j in range(draw(st.integers(0, 2))):
+            m, ann, target, quote = _n("method", draw(st.sampled_from(["qora", "Zeta", "alpha"]))), _n("ann", f"{i}-{j}"), _n("target", f"{i}-{j}"), _n("quote", f"{i}-{j}")
+            add(ox.Triple(p, ox.NamedNode(KG + "proposes"), m))
+            add(ox.Triple(m, ox.NamedNode(RDFS + "label"), ox.Literal(m.value.rsplit("/", 1)[1])))
+            add(ox.Triple(ann, ox.NamedNode(OA + "hasBody"), m))
+            add(ox.Triple(ann, ox.NamedNode(OA + "hasTarget"), target))
+            add(ox.Triple(target, ox.NamedNode(OA + "hasSource"), p))
+            add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), quote))
+            add(ox.Triple(quote, ox.NamedNode(OA + "exact"), ox.Literal(draw(st.sampled_from(WORDS)) or "we")))
+        for j, c in enumerate(draw(st.lists(st.sampled_from(concepts), max_size=3))):  # mentions, with their spans
+            ann, target, position, quote = (_n(k, f"{i}-m{j}") for k in ("ann", "target", "position", "quote"))
+            start = draw(st.integers(0, 30))
+            add(ox.Triple(ann, ox.NamedNode(OA + "hasBody"), c))
+            add(ox.Triple(ann, ox.NamedNode(OA + "hasTarget"), target))
+            add(ox.Triple(ann, ox.NamedNode(KG + "score"), ox.Literal(draw(st.sampled_from(["0.5", "0.118", "1.0", "0.1180", "1"])), datatype=ox.NamedNode(XSD + "decimal"))))
+            add(ox.Triple(target, ox.NamedNode(OA + "hasSource"), p))
+            add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), position))
+            add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), quote))
+            add(ox.Triple(position, ox.NamedNode(OA + "start"), ox.Literal(str(start), datatype=ox.NamedNode(XSD + "nonNegativeInteger"))))
+            add(ox.Triple(position, ox.NamedNode(OA + "end"), ox.Literal(str(start + draw(st.integers(1, 12))), datatype=ox.NamedNode(XSD + "nonNegativeInteger"))))
+            add(ox.Triple(quote, ox.NamedNode(OA + "exact"), ox.Literal(draw(st.sampled_from(LABELS)))))
+            if draw(st.booleans()):
+                add(ox.Triple(target, ox.NamedNode(KG + "onProperty"), ox.NamedNode(DCTERMS + "title")))
+    papers = [x.subject for x in t if x.object.value == FABIO + "ResearchPaper"]
+    t += _analysis(draw, concepts, papers)
+    return t
+
+
+def _analysis(draw: st.DrawFn, concepts: list[ox.NamedNode], papers: list[ox.NamedNode]) -> list[ox.Triple]:
+    """What `kg analyze` adds: PageRank, communities, related concepts, similar papers."""
+    t: list[ox.Triple] = []
+    number = st.sampled_from(["0.25", "0.250", "0.125", "0.5", "-0.3", "1.0"])
+    for c in draw(st.lists(st.sampled_from(concepts), unique=True)):
+        t.append(ox.Triple(c, ox.NamedNode(KG + "pagerank"), ox.Literal(draw(number), datatype=ox.NamedNode(XSD + "decimal"))))
+    for i in range(draw(st.integers(0, 2))):
+        community, members = _n("community", i), draw(st.lists(st.sampled_from(concepts), min_size=1, unique=True))
+        t += [ox.Triple(community, ox.NamedNode(RDF + "type"), ox.NamedNode(KG + "Community")),
+              ox.Triple(community, ox.NamedNode(RDFS + "label"), ox.Literal(f"community {i}")),
+              ox.Triple(community, ox.NamedNode(KG + "size"), ox.Literal(len(members)))]
+        t += [ox.Triple(community, ox.NamedNode(KG + "member"), m) for m in members]
+    for kind, things, p, weights in (("related", concepts, "concept", (KG + "weight", KG + "jaccard", KG + "pmi")),
+                                     ("similar", papers, "paper", (KG + "sharedConcepts", KG + "cosine"))):
+        for i in range(draw(st.integers(0, 3)) if len(things) > 1 else 0):
+            link, (x, y) = _n(kind, i), draw(st.lists(st.sampled_from(things), min_size=2, max_size=2, unique=True))
+            t += [ox.Triple(link, ox.NamedNode(RDF + "type"), ox.NamedNode(KG + ("Relatedness" if kind == "related" else "Similarity"))),
+                  ox.Triple(link, ox.NamedNode(KG + p), x), ox.Triple(link, ox.NamedNode(KG + p), y)]
+            for w in weights:
+                value = ox.Literal(draw(st.integers(1, 4))) if w in (KG + "weight", KG + "sharedConcepts") else ox.Literal(draw(number), datatype=ox.NamedNode(XSD + "decimal"))
+                t.append(ox.Triple(link, ox.NamedNode(w), value))
+    return t
+
+
+def _pair(triples: list[ox.Triple], tmp: Path) -> tuple[ox.Store, Path]:
+    """The engine's store and the index of the same triples."""
+    store = ox.Store()
+    store.extend([ox.Quad(x.subject, x.predicate, x.object) for x in triples])
+    graph = tmp / "g.nt"
+    graph.write_bytes(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+    index = qbuild.write(graph, triples, stamp(graph))
+    assert index is not None and qindex.fresh(graph) == index
+    return store, index
+
+
+def _params(name: str, triples: list[ox.Triple]) -> list[dict[str, str]]:
+    concepts = sorted({x.subject.value for x in triples if x.object.value == SKOS + "Concept"})
+    papers = sorted({x.subject.value for x in triples if x.object.value == FABIO + "ResearchPaper"})
+    q = resolve(name)
+    names = [p.name for p in q.params]
+    if names == ["concept"]:
+        return [{"concept": c} for c in concepts] + ([{}] if not q.params[0].required else [])
+    if names == ["a", "b"]:
+        return [{"a": a, "b": b} for a in concepts[:3] for b in concepts[-3:]]
+    if names == ["min"]:
+        return [{}, {"min": "0"}, {"min": "2"}]
+    if names == ["root"]:
+        return [{}] + [{"root": c} for c in concepts[:3]]
+    if names == ["words"]:
+        return [{"words": w} for w in [*WORDS, "LEARNING", "ing gr", "σ", "naïve", "\u1c8aab"]]
+    if names == ["paper"]:
+        return [{"paper": p} for p in papers[:3]] + ([{}] if not q.params[0].required else [])
+    if names == ["paper", "concept"]:
+        return [{"paper": p, "concept": c} for p in papers[:3] for c in concepts[:3]]
+    if names == ["concept", "min"]:
+        return [{}, {"min": "2"}] + [{"concept": c} for c in concepts[:3]]
+    assert names == [], names
+    return [{}]
+
+
+SQL_QUERIES = sorted(name for name, q in catalog().items() if qindex.answers(q))
+
+
+def test_the_slow_queries_have_sql() -> None:
+    assert {"papers-by-concept", "bridging-papers", "co-occurrence", "search", "top-concepts", "trend", "concept-tree",
+            "proposed-methods"} <= set(SQL_QUERIES)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(graphs())
+def test_every_sql_gives_its_rq_rows_in_order(tmp_path: Path, triples: list[ox.Triple]) -> None:
+    store, index = _pair(triples, tmp_path)
+    for name in SQL_QUERIES:
+        q = resolve(name)
+        for params in _params(name, triples):
+            want = engine.run(store, q, params)
+            got = qindex.answer(index, q, params)
+            assert (got.variables, got.rows) == (want.variables, want.rows), (name, params)
+
+
+def test_the_sample_gives_the_engine_rows(tmp_path: Path) -> None:
+    graph = tmp_path / "sample.ttl"
+    graph.write_bytes(gzip.decompress((FIXTURES / "sample-analyzed.ttl.gz").read_bytes()))
+    triples = list(parse(graph))
+    store, _ = _pair(triples, tmp_path)
+    index = qbuild.ensure(graph)
+    assert index is not None
+    labels = [r["label"] for r in kg.query("top-concepts", graph=graph)][:4]
+    paper = next(iter(kg.query("papers-by-concept", {"concept": labels[0]}, graph=graph)))["identifier"]
+    for name in SQL_QUERIES:
+        cases = {"concept": [{"concept": c} for c in labels], "a": [{"a": labels[0], "b": labels[1]}], "words": [{"words": "learning"}],
+                 "paper": [{"paper": paper, "concept": labels[0]}] if name == "evidence" else [{"paper": paper}]}
+        first = resolve(name).params[0].name if resolve(name).params else ""
+        for params in cases.get(first, [{}]):
+            want, got = engine.run(store, resolve(name), params), qindex.answer(index, resolve(name), params)
+            assert got.rows == want.rows and len(got.rows) > 0, (name, params)
+
+
+def test_a_wrong_order_is_caught(tmp_path: Path) -> None:
+    """The comparison can fail: papers-by-concept with its years sorted the other way differs from the engine."""
+    triples = [*_paper_triples("a", "2023", "zeta"), *_paper_triples("b", "2024", "alpha")]
+    store, index = _pair(triples, tmp_path)
+    q = resolve("papers-by-concept")
+    right = qindex.answer(index, q, {"concept": BASE + "concept/0"})
+    assert right.rows == engine.run(store, q, {"concept": BASE + "concept/0"}).rows and len(right.rows) == 2
+    import sqlite3
+
+    shipped = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8")
+    assert "ty.value DESC" in shipped
+    sql = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8").replace("ty.value DESC", "ty.value")
+    db = sqlite3.connect(index)
+    rows = db.execute(sql, {"concept": BASE + "concept/0", "concept_term": -1}).fetchall()
+    assert [r[1] for r in rows] != [db.execute("SELECT id FROM term WHERE value = ?", (r[1].value,)).fetchone()[0] for r in right.rows]
+
+
+def _paper_triples(name: str, year: str, label: str) -> list[ox.Triple]:
+    p, c = _n("paper", name), _n("concept", 0)
+    return [
+        ox.Triple(c, ox.NamedNode(RDF + "type"), ox.NamedNode(SKOS + "Concept")),
+        ox.Triple(c, ox.NamedNode(SKOS + "prefLabel"), ox.Literal("c", language="en")),
+        ox.Triple(p, ox.NamedNode(RDF + "type"), ox.NamedNode(FABIO + "ResearchPaper")),
+        ox.Triple(p, ox.NamedNode(DCTERMS + "identifier"), ox.Literal(name)),
+        ox.Triple(p, ox.NamedNode(RDFS + "label"), ox.Literal(label)),
+        ox.Triple(p, ox.NamedNode(DCTERMS + "subject"), c),
+        ox.Triple(p, ox.NamedNode(FABIO + "hasPublicationYear"), ox.Literal(year, datatype=ox.NamedNode(XSD + "gYear"))),
+    ]
+
+
+def test_lowercase_is_the_engines() -> None:
+    texts = ["ΣΊΣΥΦΟΣ ΟΔΟΣ", "İstanbul", "ǅemal", "ẞ", "Ａ", "abc", "", "\u1c89", "Ꟁ"]
+    store = ox.Store()
+    want = [next(iter(store.query(f"SELECT (LCASE({ox.Literal(t)}) AS ?l) {{}}")))[0].value for t in texts]
+    assert qindex.lowercase(texts) == want
+
+
+def test_build_writes_a_fresh_index_and_a_changed_graph_makes_it_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = kg.write(kg.build(), tmp_path / "g.ttl")
+    index = qindex.fresh(graph)
+    assert index == qindex.index_path(graph) and index.is_file()
+    monkeypatch.setattr(engine, "run", _no_engine)
+    rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
+    assert len(rows) > 3
+    assert not (tmp_path / "g.oxigraph").exists()  # named queries with SQL need no store
+    with graph.open("ab") as stream:
+        stream.write(b"\n")
+    assert qindex.fresh(graph) is None  # stale: never read
+    assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows  # made again from the file
+    assert qindex.fresh(graph) is not None
+
+
+def _no_engine(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the engine ran a query that has SQL")
+
+
+def test_an_update_adds_to_the_index(tmp_path: Path) -> None:
+    parts = sorted(sample_inputs())
+    graph = kg.write(kg.build(parts[:1]), tmp_path / "g.ttl")
+    kg.update(graph, parts[1:])
+    whole = kg.write(kg.build(parts), tmp_path / "whole.ttl")
+    assert qindex.fresh(graph) is not None
+    for name, params in (("top-concepts", {}), ("co-occurrence", {}), ("search", {"words": "learning"}), ("trend", {})):
+        assert kg.query(name, params, graph=graph).rows == kg.query(name, params, graph=whole).rows, name
+
+
+def test_a_users_file_with_a_shipped_name_runs_in_the_engine(tmp_path: Path) -> None:
+    text = (Path(kg.__file__).parent.parent / "queries" / "top-concepts.rq").read_text(encoding="utf-8")
+    mine = tmp_path / "top-concepts.rq"
+    mine.write_text(text + "LIMIT 2\n", encoding="utf-8")
+    assert not qindex.answers(resolve(str(mine)))
+    assert qindex.answers(resolve("top-concepts"))
+
+
+def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index only saves time: a failure while making it writes the graph anyway, and the engine answers."""
+    def boom(self: object, term: object) -> int:
+        raise RuntimeError("no index today")
+
+    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    graph = kg.write(kg.build(), tmp_path / "g.ttl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.kg-index.json", "g.ttl"]  # no index, no temporary file
+    rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
+    monkeypatch.undo()
+    assert qbuild.ensure(graph) is not None
+    assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows and len(rows) > 3
