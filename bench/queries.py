@@ -87,8 +87,9 @@ def index_alone(graph: str) -> dict:
     return {"parse": parsed, "index": time.perf_counter() - t, "MB": path.stat().st_size / 1e6, "triples": len(triples)}
 
 
-def queries(graph: str, paper: str) -> dict:
-    """Child: every named query through kg.query, twice each, with its rows; paper-graph after the store is built."""
+def queries(graph: str, paper: str, store: bool = True) -> dict:
+    """Child: every named query through kg.query, twice each, with its rows; paper-graph after the store is built
+    (left out when not `store`)."""
     import kg
     from kg.catalog import catalog
     from kg.qindex import answers
@@ -101,6 +102,9 @@ def queries(graph: str, paper: str) -> dict:
         params = {p.name: values[p.name] for p in q.params if p.name in values and (p.required or p.name in ("root", "paper"))}
         for ps in [params, *VARIANTS.get(name, [])]:
             key = name + "".join(f" {k}={v!r}" for k, v in ps.items())
+            if not answers(q) and not store:
+                out[key] = [float("nan"), float("nan"), 0, "engine: not run (needs the SPARQL store)"]
+                continue
             if not answers(q):
                 t = time.perf_counter()
                 ensure_store(graph)
@@ -120,11 +124,13 @@ def main() -> None:
     ap.add_argument("--papers", type=int, default=100_000)
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--docs", action="store_true", help="write the table into docs/performance.md")
+    ap.add_argument("--built", action="store_true", help="the workdir already holds corpus.jsonl and its built graph.ttl: "
+                    "time only the first query and the named queries, without kg analyze and the SPARQL store")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         kind, *rest = args.child
-        print(json.dumps(index_alone(rest[0]) if kind == "index" else queries(rest[0], rest[1])))
+        print(json.dumps(index_alone(rest[0]) if kind == "index" else queries(rest[0], rest[1], rest[2:] != ["no-store"])))
         return
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kg-qbench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -135,8 +141,38 @@ def main() -> None:
         lines.append(line)
 
     load = os.getloadavg()[0]
-    corpus = make_corpus(args.corpus, args.papers, work / "corpus.jsonl")
     graph = work / "graph.ttl"
+    if args.built:
+        corpus = work / "corpus.jsonl"
+        say(f"- a graph of {args.papers:,} papers built before (`kg build`, not analysed): {graph.stat().st_size / 1e6:.0f} MB of Turtle, "
+            f"query index {(work / 'graph.kg-query.sqlite').stat().st_size / 1e6:.0f} MB")
+    else:
+        corpus = make_corpus(args.corpus, args.papers, work / "corpus.jsonl")
+        measure_build(args, corpus, graph, work, say)
+    wall, rss = run([*KG, "query", "top-concepts", "--graph", str(graph), "-n", "10"])
+    say(f"- the first named query after that, `kg query top-concepts` as a process: **{wall:.2f} s**, peak RSS {rss:.0f} MB")
+    if not args.built:
+        bare = shutil.copy(graph, work / "bare.ttl")
+        wall, rss = run([*KG, "query", "top-concepts", "--graph", str(bare), "-n", "10"])
+        say(f"- the same on a copy of the graph with no index (made from a parse of the file first): {wall:.1f} s, peak RSS {rss:.0f} MB")
+    paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
+    times = child("queries", str(graph), paper, *(["no-store"] if args.built else []))
+    say("")
+    say("| query | rows | first run (s) | second run (s) | answered by |")
+    say("|---|---:|---:|---:|---|")
+    for key, (first, second, rows, where) in times.items():
+        say(f"| {key} | {rows:,} | {first:.3f} | {second:.3f} | {where} |")
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}"
+    head = (f"Measured {datetime.date.today().isoformat()} by `nice -n 10 python bench/queries.py --papers {args.papers}"
+            f"{' --built' if args.built else ''}` ({machine}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). "
+            "Queries run through `kg.query` in one process (the index opened per query), each twice.")
+    if args.docs:
+        write_docs(head, lines)
+    print(f"\n{head}\nwork files in {work}")
+
+
+def measure_build(args: argparse.Namespace, corpus: Path, graph: Path, work: Path, say) -> None:
+    """kg build, the index alone, kg analyze: timed."""
     build, rss = run([*KG, "build", str(corpus), "-o", str(graph), "--no-render"])
     say(f"- `kg build` of {args.papers:,} papers (a process): {build:.1f} s, peak RSS {rss:.0f} MB; "
         f"{graph.stat().st_size / 1e6:.0f} MB of Turtle")
@@ -146,29 +182,15 @@ def main() -> None:
         f"(a parse of the file alone takes {idx['parse']:.1f} s, which the build does not need)")
     wall, rss = run([*KG, "analyze", str(graph)])
     say(f"- `kg analyze` (a process, writes the graph and its query index again): {wall:.1f} s, peak RSS {rss:.0f} MB")
-    wall, rss = run([*KG, "query", "top-concepts", "--graph", str(graph), "-n", "10"])
-    say(f"- the first named query after that, `kg query top-concepts` as a process: **{wall:.2f} s**, peak RSS {rss:.0f} MB")
-    bare = shutil.copy(graph, work / "bare.ttl")
-    wall, rss = run([*KG, "query", "top-concepts", "--graph", str(bare), "-n", "10"])
-    say(f"- the same on a copy of the graph with no index (made from a parse of the file first): {wall:.1f} s, peak RSS {rss:.0f} MB")
-    paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
-    times = child("queries", str(graph), paper)
-    say("")
-    say("| query | rows | first run (s) | second run (s) | answered by |")
-    say("|---|---:|---:|---:|---|")
-    for key, (first, second, rows, where) in times.items():
-        say(f"| {key} | {rows:,} | {first:.3f} | {second:.3f} | {where} |")
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}"
-    head = (f"Measured {datetime.date.today().isoformat()} by `nice -n 10 python bench/queries.py --papers {args.papers}` "
-            f"({machine}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). Queries run through "
-            "`kg.query` in one process (the index opened per query), each twice.")
-    if args.docs:
-        page = ROOT / "docs" / "performance.md"
-        text = page.read_text(encoding="utf-8")
-        block = "\n".join([START, "", head, "", *lines, "", END])
-        text = text[: text.index(START)] + block + text[text.index(END) + len(END):] if START in text else text + "\n" + block + "\n"
-        page.write_text(text, encoding="utf-8")
-    print(f"\n{head}\nwork files in {work}")
+
+
+def write_docs(head: str, lines: list[str]) -> None:
+    """The block between the bench/queries.py markers of docs/performance.md (one per corpus size, by its head line)."""
+    page = ROOT / "docs" / "performance.md"
+    text = page.read_text(encoding="utf-8")
+    block = "\n".join([head, "", *lines])
+    text = text.replace(END, block + "\n\n" + END) if START in text else text + "\n" + "\n".join([START, "", block, "", END]) + "\n"
+    page.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":
