@@ -2,23 +2,29 @@
 
 Two ways in, both plain HTTP:
 - the SPARQL 1.1 Graph Store HTTP Protocol (`store`): each request POSTs a chunk of N-Triples to
-  `STORE?graph=IRI` (or `STORE?default`); the store parses and loads it natively, which is many
-  times faster than an update (Oxigraph `/store`, Fuseki `/DATASET/data`, GraphDB
-  `/repositories/REPO/rdf-graphs/service`);
+  `STORE?graph=IRI` (or `STORE?default`); the store parses and loads it natively (Oxigraph `/store`,
+  Fuseki `/DATASET/data`, GraphDB `/repositories/REPO/rdf-graphs/service`). With `bulk`, the
+  requests go to the store's bulk loader (Oxigraph's `no_transaction`), which skips the
+  per-request transaction: several times faster, but a failed request may leave part of itself loaded;
 - SPARQL 1.1 Update (`endpoint`): batched `INSERT DATA`, for stores without the protocol.
 
 The graph is read as a stream and sent in chunks of `batch` triples, so a graph of any size is sent
-with bounded memory and in requests a server accepts. Graph IRIs are checked by an IRI parser
-(pyoxigraph's) and written as N-Triples terms, never pasted. `replace` loads into a temporary graph
-and swaps it in with one `MOVE` (a single update, atomic in the store): an interrupted or failed
-push leaves the target graph as it was. Every failure says what the store holds afterwards.
+with bounded memory and in requests a server accepts. N-Triples (kg's shards, `.nt` files) are sent
+as the bytes they are, cut at line ends; other formats are parsed and written as N-Triples. Graph
+IRIs are checked by an IRI parser (pyoxigraph's) and written as N-Triples terms, never pasted.
+`replace` loads into a temporary graph and swaps it in with one `MOVE` (a single update, atomic in
+the store): an interrupted or failed push leaves the target graph as it was. Every failure says what
+the store holds afterwards. Why these defaults: docs/decisions/0024-push-through-the-bulk-loader.md.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import re
+import urllib.error
 import urllib.parse
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,10 +32,13 @@ from pathlib import Path
 from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
+from .graphio import format_for
 from .remote import request
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
-STORE_BATCH = 500_000  # triples per Graph Store Protocol request: about 70 MB of N-Triples
+STORE_BATCH = 10_000  # triples per Graph Store Protocol request: a store's transaction costs more per triple as it grows
+BULK_BATCH = 500_000  # triples per request into a bulk loader (about 70 MB of N-Triples), which has no transaction to grow
+BULK = {"oxigraph": "no_transaction"}  # the Graph Store Protocol URL parameter of each store's bulk loader, by Server header
 UPDATE_TYPE = "application/sparql-update; charset=utf-8"
 NT_TYPE = "application/n-triples"
 
@@ -56,6 +65,7 @@ def push(
     graph_iri: str | None = None,
     replace: bool = False,
     batch: int | None = None,
+    bulk: bool = False,
     timeout: float = PUSH_TIMEOUT,
     progress: Callable[[int], None] | None = None,
 ) -> int:
@@ -64,18 +74,29 @@ def push(
     `store` is a Graph Store Protocol URL (the fast way), `endpoint` a SPARQL Update URL (batched
     INSERT DATA, and the `MOVE` that makes `replace` atomic when `store` is given too). `graph_iri`
     puts the triples in that named graph (else the default graph); `replace` swaps its content for
-    the file's. `progress` is called with the number of triples sent so far.
+    the file's. `bulk` sends the requests to the store's bulk loader (the store must name itself
+    Oxigraph). `progress` is called with the number of triples sent so far.
     """
     if endpoint is None and store is None:
         raise UsageError("name the store: --store GRAPH_STORE_URL (fast) or --endpoint UPDATE_URL (or both)")
-    size = (STORE_BATCH if store else BATCH) if batch is None else batch
+    if bulk and store is None:
+        raise UsageError("--bulk loads through the Graph Store Protocol: give --store GRAPH_STORE_URL")
+    size = ((BULK_BATCH if bulk else STORE_BATCH) if store else BATCH) if batch is None else batch
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise UsageError(f"batch must be a whole number of triples, at least 1 (got {batch!r})")
     target = graph_term(graph_iri) if graph_iri is not None else None
     for url in (endpoint, store):
         if url is not None and not url.startswith(("http://", "https://")):
             raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
-    chunks = _lines(shards.files(graph), size) if Path(graph).is_dir() else _chunks(_sources(graph), size)
+    if Path(graph).is_dir():
+        chunks = _lines(shards.files(graph), size)
+    elif format_for(None, graph) == "nt":
+        chunks = _lines(_sources(graph), size)
+    else:
+        chunks = _chunks(_sources(graph), size)
+    if bulk:
+        assert store is not None
+        store = _bulk_url(store, timeout)
     first = next(chunks, None)
     if first is None:
         raise InputError(f"{graph}: holds no triples; nothing to push")
@@ -93,14 +114,15 @@ def push(
             "or raise --batch so that the graph fits one request"
         )
     into = graph_term(f"urn:kg:push:{uuid.uuid4().hex}") if replace else target
-    sent = 0
+    sent = pending = 0
     try:
         for n, body in chunks:
+            pending = n
             if store is not None:
                 request("POST", _store_url(store, into), body, NT_TYPE, "*/*", timeout)
             else:
                 request("POST", endpoint or "", _insert_data(body, into), UPDATE_TYPE, "*/*", timeout)
-            sent += n
+            sent, pending = sent + n, 0
             if progress is not None:
                 progress(sent)
         if replace:
@@ -108,19 +130,21 @@ def push(
             swap = f"MOVE SILENT GRAPH {into} TO {f'GRAPH {target}' if target is not None else 'DEFAULT'}"
             request("POST", endpoint, swap.encode("utf-8"), UPDATE_TYPE, "*/*", timeout)
     except (Exception, KeyboardInterrupt) as exc:
-        raise PushError(_state(exc, graph, sent, target, into if replace else None, endpoint, timeout)) from exc
+        partly = pending if bulk else 0  # a bulk loader keeps what it loaded of a request that failed
+        raise PushError(_state(exc, graph, sent, partly, target, into if replace else None, endpoint, timeout)) from exc
     return sent
 
 
-def _state(exc: BaseException, graph: str | Path, sent: int, target, scratch, endpoint: str | None, timeout: float) -> str:
+def _state(exc: BaseException, graph: str | Path, sent: int, partly: int, target, scratch, endpoint: str | None, timeout: float) -> str:
     """What went wrong and exactly what the store holds now (dropping the scratch graph of a replace)."""
     why = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
     where = f"graph {target}" if target is not None else "the default graph"
     if scratch is None:
-        if sent == 0:
+        part = f", and up to {partly} more of the request that failed (sent to the bulk loader)" if partly else ""
+        if sent == 0 and not partly:
             return f"push of {graph} failed before any triple was loaded ({why}); {where} is as it was"
         return (
-            f"push of {graph} stopped after {sent} triples were loaded ({why}); {where} holds them in addition to what it had: "
+            f"push of {graph} stopped after {sent} triples were loaded{part} ({why}); {where} holds them in addition to what it had: "
             "push again with --replace to load the graph whole"
         )
     try:
@@ -153,10 +177,10 @@ def _sources(graph: str | Path) -> list[Path]:
 
 
 def _lines(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:
-    """(count, bytes) of about `size` lines at a time (whole lines) of N-Triples shards kg wrote.
+    """(count, bytes) of about `size` triples at a time (whole lines) of N-Triples files.
 
-    kg's shards hold one triple a line and no blank nodes, so they are sent as they are, read in
-    blocks, not parsed and written again: the store parses them anyway.
+    N-Triples is sent as it is, read in blocks and cut at line ends, not parsed and written again:
+    the store parses it anyway. Blank nodes are refused (their labels would be renamed per request).
     """
     parts: list[bytes] = []
     count = 0
@@ -166,24 +190,76 @@ def _lines(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:
             while block := stream.read(1 << 22):
                 block = rest + block
                 cut = block.rfind(b"\n") + 1
-                parts.append(block[:cut])
+                parts.append(_checked(block[:cut], path))
                 rest = block[cut:]
-                count += block.count(b"\n", 0, cut)
+                count += _count(block[:cut])
                 if count >= size:
                     yield count, b"".join(parts)
                     parts, count = [], 0
         if rest.strip():
-            parts.append(rest + b"\n")
-            count += 1
+            parts.append(_checked(rest + b"\n", path))
+            count += _count(parts[-1])
     if parts and count:
         yield count, b"".join(parts)
+
+
+TRIPLE_START = re.compile(rb"(?m)^[ \t]*(?:<|_:)")
+
+
+def _count(lines: bytes) -> int:
+    """The triples in whole lines of N-Triples: one a line that starts a term (not blank, not a comment)."""
+    starts = lines.startswith(b"<") + lines.count(b"\n<")
+    if starts == lines.count(b"\n"):  # every line starts with an IRI, as kg writes them: the fast count
+        return starts
+    return len(TRIPLE_START.findall(lines))
+
+
+def _checked(lines: bytes, path: Path) -> bytes:
+    """Lines of N-Triples, refused when they hold a blank node (parsed only when `_:` occurs at all)."""
+    if b"_:" not in lines:
+        return lines
+    import pyoxigraph as ox
+
+    try:
+        blank = any(isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode)
+                    for t in ox.parse(lines, format=ox.RdfFormat.N_TRIPLES))
+    except SyntaxError as exc:
+        raise InputError(f"{path}: not valid N-Triples ({exc})") from None
+    if blank:
+        raise UsageError(f"{path}: has blank nodes, which cannot be pushed in chunks; use the store's bulk loader")
+    return lines
+
+
+def _bulk_url(store: str, timeout: float) -> str:
+    """The store URL with its bulk loader's parameter; UsageError for a store kg knows no bulk loader of."""
+    name = _server(store, timeout)
+    param = BULK.get(name.lower())
+    if param is None:
+        raise UsageError(
+            f"--bulk: {store} answers as {name or 'a server that does not name itself'}, and kg knows the bulk loader of Oxigraph only; "
+            "push without --bulk, or load with the store's own loader (Fuseki: tdb2.xloader, GraphDB: importrdf)"
+        )
+    return f"{store}{'&' if '?' in store else '?'}{param}"
+
+
+def _server(store: str, timeout: float) -> str:
+    """The product a store names in its Server header ('Oxigraph/0.5.13' → 'Oxigraph'), from a HEAD of a graph no one has."""
+    probe = urllib.request.Request(_store_url(store, graph_term("urn:kg:push:probe")), method="HEAD")
+    try:
+        with urllib.request.urlopen(probe, timeout=timeout) as resp:
+            header = resp.headers.get("Server", "")
+    except urllib.error.HTTPError as exc:
+        header = exc.headers.get("Server", "")
+    except (urllib.error.URLError, OSError) as exc:
+        raise QueryError(f"cannot reach {store} ({getattr(exc, 'reason', exc)}); is the store running?") from None
+    return header.split("/")[0].strip()
 
 
 def _chunks(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:
     """(count, N-Triples bytes) of up to `size` triples at a time, read as a stream from the files in turn."""
     import pyoxigraph as ox
 
-    from .graphio import FORMATS, format_for
+    from .graphio import FORMATS
 
     def triples() -> Iterator:
         for path in files:

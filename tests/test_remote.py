@@ -186,7 +186,7 @@ def test_push_through_the_graph_store_protocol(oxigraph: str, sample_ttl: Path) 
         text = f"ASK {{ {t.subject} {t.predicate} {t.object} }}"
         assert kg.query(text, endpoint=f"{oxigraph}/query", graph_iri=target).boolean, t
     # --replace in one request is a Graph Store PUT; in several it needs the update URL for the swap.
-    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--replace"])
+    out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--replace", "--batch", "100000"])
     assert out.exit_code == 0 and _count(oxigraph, target) == len(set(local)), out.output
     out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--replace", "--batch", "3000"])
     assert out.exit_code == 1 and "needs --endpoint" in out.output
