@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -40,13 +39,8 @@ VARIANTS = {"search": [{"words": "learning"}, {"words": "reinforcement learning"
             "papers-by-concept": [{"concept": "machine learning"}]}
 START, END = "<!-- bench/queries.py: start -->", "<!-- bench/queries.py: end -->"
 
-
-def make_corpus(source: Path, n: int, out: Path) -> Path:
-    spec = importlib.util.spec_from_file_location("kg_bench", ROOT / "bench" / "bench.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.make_corpus(source, n, out)
+sys.path.insert(0, str(ROOT / "bench"))
+from scale import make_corpus  # noqa: E402  (one corpus maker: bench/bench.py, loaded by bench/scale.py)
 
 
 def run(cmd: list[str]) -> tuple[float, float]:
