@@ -33,9 +33,10 @@ from .qindex import index_path, lowercase, nul_free, stamp_text
 from .results import Term
 from .vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 
+TYPE = RDF + "type"
 # view name -> predicate: the triples kept (a NAME.sql reads the views)
 PREDICATES: dict[str, str] = {
-    "a": RDF + "type", "pref_label": SKOS + "prefLabel", "alt_label": SKOS + "altLabel", "broader": SKOS + "broader",
+    "a": TYPE, "pref_label": SKOS + "prefLabel", "alt_label": SKOS + "altLabel", "broader": SKOS + "broader",
     "label": RDFS + "label", "identifier": DCTERMS + "identifier", "subject": DCTERMS + "subject",
     "year": FABIO + "hasPublicationYear", "proposes": KG + "proposes", "on_property": KG + "onProperty",
     "size": KG + "size", "member": KG + "member", "pagerank": KG + "pagerank", "concept": KG + "concept",
@@ -198,8 +199,8 @@ class Writer:
             if p in ANNOTATION:
                 o = _node(t.object) if ANNOTATION[p] else self.tid(t.object)
                 self.staged.append((self.staged_code[p], _node(t.subject), o))
-            elif p in PREDICATES.values():
-                if p == RDF + "type" and t.object.value not in TYPES:
+            elif p in self.code:  # one of PREDICATES (a dict lookup: this runs for every triple of a build)
+                if p == TYPE and t.object.value not in TYPES:
                     return
                 s = _node(t.subject) if p in NODE_SUBJECT else self.tid(t.subject)
                 self.rows.append((self.code[p], s, self.tid(t.object)))

@@ -138,7 +138,9 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_F = {name: i for i, name in enumerate(FEATURES)}
+_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL = (
+    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool")
+)
 
 
 def eligible(row: Sequence[float]) -> bool:
@@ -151,10 +153,10 @@ def eligible(row: Sequence[float]) -> bool:
     nor a model, tool or metric (a baseline, the model a method is applied to). Author keywords are too few
     to teach this; on them each rule is neutral (F1 within 0.001) and raises precision.
     """
-    if row[_F["in_title"]] == 1.0:
+    if row[_IN_TITLE] == 1.0:
         return True
     return not (
-        row[_F["passing_share"]] == 1.0
-        or row[_F["listed_share"]] == 1.0
-        or (row[_F["focus"]] == 0.0 and (row[_F["last_sentence_only"]] == 1.0 or row[_F["tool"]] == 1.0))
+        row[_PASSING] == 1.0
+        or row[_LISTED] == 1.0
+        or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0))
     )
