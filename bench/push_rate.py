@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scale import Oxigraph  # noqa: E402
+from scale import Oxigraph, executable  # noqa: E402
 from server_queries import copy, split  # noqa: E402
 
 TARGET = "https://example.org/graph/bench"
@@ -88,7 +88,7 @@ def client_only(folder: Path, graph: Path) -> None:
     print(f"client only, {graph.name} parsed and written as N-Triples: {n} triples in {s:.1f} s ({n / s:.0f} triples/s)", flush=True)
 
 
-def sample(server: Oxigraph, folder: Path, k: int = 200) -> int:
+def sample(server: Oxigraph, folder: Path, target: str | None, k: int = 200) -> int:
     import kg
 
     rng = random.Random(19)
@@ -99,22 +99,43 @@ def sample(server: Oxigraph, folder: Path, k: int = 200) -> int:
     found = 0
     for line in rng.sample(lines, k):
         ask = "ASK { " + line.decode("utf-8").strip().removesuffix(" .") + " }"
-        found += bool(kg.query(ask, endpoint=f"{server.base}/query", graph_iri=TARGET).boolean)
+        found += bool(kg.query(ask, endpoint=f"{server.base}/query", graph_iri=target).boolean)
     return found
 
 
-def push(work: Path, folder: Path, how: str) -> dict:
+def push(work: Path, folder: Path, how: str, target: str | None) -> dict:
     import kg
 
+    if how == "offline":
+        return offline(work, folder, target)
     server = Oxigraph(work)
     try:
         kwargs = {"insert": {"endpoint": f"{server.base}/update"},
                   "gsp": {"store": f"{server.base}/store"},
                   "bulk": {"store": f"{server.base}/store", "bulk": True}}[how]
         t = time.perf_counter()
-        sent = kg.push(folder, graph_iri=TARGET, **kwargs)  # type: ignore[arg-type]
+        sent = kg.push(folder, graph_iri=target, **kwargs)  # type: ignore[arg-type]
         seconds = time.perf_counter() - t
-        return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(TARGET), "found": sample(server, folder),
+        return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(target), "found": sample(server, folder, target),
+                "disk": sum(f.stat().st_size for f in server.dir.rglob("*") if f.is_file())}
+    finally:
+        server.close()
+
+
+def offline(work: Path, folder: Path, target: str | None) -> dict:
+    """The ceiling: the shards loaded by `oxigraph load` (the store's own offline bulk loader, no server), then served to count."""
+    from kg import shards
+
+    location = Path(tempfile.mkdtemp(prefix="oxigraph-load-", dir=work))
+    files = [str(f) for f in shards.files(folder)]
+    cmd = [executable(), "load", "--location", str(location), "--file", *files, *(["--graph", target] if target else [])]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    seconds = time.perf_counter() - t
+    sent = shards.read(folder).triples
+    server = Oxigraph(work, location)
+    try:
+        return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(target), "found": sample(server, folder, target),
                 "disk": sum(f.stat().st_size for f in server.dir.rglob("*") if f.is_file())}
     finally:
         server.close()
@@ -124,15 +145,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("graph", type=Path, help="a built graph")
     ap.add_argument("--copies", type=int, default=5)
-    ap.add_argument("--ways", default="insert,gsp,bulk", help="ways in turn; WAY:K pushes only the first K copies that way")
+    ap.add_argument("--ways", default="insert,gsp,bulk", help="ways in turn (insert, gsp, bulk, offline: `oxigraph load` with no "
+                    "server, the store's ceiling); WAY:K pushes only the first K copies that way")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--insert-copies", type=int, help="push only the first K copies by INSERT DATA (its rate falls as the store "
                     "grows, so the ratio is then a lower bound)")
+    ap.add_argument("--default-graph", action="store_true", help="push into the default graph, not the named graph " + TARGET +
+                    " (a store keeps a named graph's triples in more indexes, so each way is slower there)")
     ap.add_argument("--reuse", action="store_true", help="reuse the shard folder of an earlier run in --workdir")
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="kg-push-"))
     print(f"# kg push rates, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+          f"load average {os.getloadavg()[0]:.1f}; into {'the default graph' if args.default_graph else TARGET}", flush=True)
     folder = work / "shards"
     if args.reuse:
         from kg import shards
@@ -151,7 +175,7 @@ def main() -> None:
         source = folder
         if first or (how == "insert" and args.insert_copies):
             source = first_copies(folder, int(first or args.insert_copies), work / f"first-{first or args.insert_copies}")
-        r = push(work, source, how)
+        r = push(work, source, how, None if args.default_graph else TARGET)
         rates[spec] = r["rate"]
         expect = unique if source == folder else distinct(source)
         print(f"push via {spec}: {r['sent']} triples in {r['seconds']:.1f} s, {r['rate']:.0f} triples/s; store holds {r['held']} "

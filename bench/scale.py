@@ -84,12 +84,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Oxigraph:
-    """A fresh `oxigraph serve` on disk, on a free port."""
+def executable() -> str:
+    """The `oxigraph` command (the CLI wheel installs it beside this Python)."""
+    return shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
 
-    def __init__(self, workdir: Path) -> None:
-        exe = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
-        self.dir = Path(tempfile.mkdtemp(prefix="oxigraph-", dir=workdir))
+
+class Oxigraph:
+    """A fresh `oxigraph serve` on disk, on a free port (serving `location` when given: a store loaded offline)."""
+
+    def __init__(self, workdir: Path, location: Path | None = None) -> None:
+        exe = executable()
+        self.dir = location or Path(tempfile.mkdtemp(prefix="oxigraph-", dir=workdir))
         port = free_port()
         self.proc = subprocess.Popen([exe, "serve", "--location", str(self.dir), "--bind", f"127.0.0.1:{port}"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -102,7 +107,7 @@ class Oxigraph:
                 time.sleep(0.1)
         raise SystemExit("oxigraph did not start")
 
-    def count(self, graph: str) -> int:
+    def count(self, graph: str | None) -> int:
         import kg
 
         return kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", endpoint=f"{self.base}/query", graph_iri=graph).column("n")[0]
