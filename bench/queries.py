@@ -12,8 +12,8 @@ One run, in this order, each step a fresh process where it says so:
   5. the first named query after that as a process (`kg query top-concepts`), and as a process on a
      copy of the graph with no index (it makes the index from a parse of the file first);
   6. every named query through the Python API (kg.query, one process, index already open once), each
-     run twice, with its rows; paper-graph, the one query without SQL, runs in the engine and needs the
-     SPARQL store, whose build is timed on its own.
+     run twice, with its rows, and once more with kg serve's row cap (max_rows); paper-graph, the one query
+     without SQL, runs in the engine and needs the SPARQL store, whose build is timed on its own.
 With --docs the table goes into docs/performance.md between its `bench/queries.py` markers.
 """
 
@@ -86,6 +86,7 @@ def queries(graph: str, paper: str, store: bool = True) -> dict:
     (left out when not `store`)."""
     import kg
     from kg.catalog import catalog
+    from kg.defaults import SERVE_MAX_ROWS
     from kg.qindex import answers
     from kg.store import ensure_store
 
@@ -97,18 +98,21 @@ def queries(graph: str, paper: str, store: bool = True) -> dict:
         for ps in [params, *VARIANTS.get(name, [])]:
             key = name + "".join(f" {k}={v!r}" for k, v in ps.items())
             if not answers(q) and not store:
-                out[key] = [float("nan"), float("nan"), 0, "engine: not run (needs the SPARQL store)"]
+                out[key] = [float("nan"), float("nan"), 0, float("nan"), "engine: not run (needs the SPARQL store)"]
                 continue
             if not answers(q):
                 t = time.perf_counter()
                 ensure_store(graph)
-                out["(SPARQL store build)"] = [time.perf_counter() - t, 0, 0, "engine"]
+                out["(SPARQL store build)"] = [time.perf_counter() - t, 0, 0, float("nan"), "engine"]
             times = []
-            for _ in range(2):
+            for cap in (None, None, SERVE_MAX_ROWS):
                 t = time.perf_counter()
-                res = kg.query(name, ps, graph=graph, timeout=None)
+                res = kg.query(name, ps, graph=graph, timeout=None, max_rows=cap)
                 times.append(time.perf_counter() - t)
-            out[key] = [times[0], times[1], len(res.rows) if res.kind == "select" else len(res.triples), "index" if answers(q) else "engine"]
+                if cap is None:
+                    rows = len(res.rows) if res.kind == "select" else len(res.triples)
+                del res  # freeing the rows is not the next query's time
+            out[key] = [*times[:2], rows, times[2], "index" if answers(q) else "engine"]
     return out
 
 
@@ -152,10 +156,10 @@ def main() -> None:
     paper = json.loads(corpus.read_text(encoding="utf-8").split("\n", 1)[0])["id"]
     times = child("queries", str(graph), paper, *(["no-store"] if args.built else []))
     say("")
-    say("| query | rows | first run (s) | second run (s) | answered by |")
-    say("|---|---:|---:|---:|---|")
-    for key, (first, second, rows, where) in times.items():
-        say(f"| {key} | {rows:,} | {first:.3f} | {second:.3f} | {where} |")
+    say("| query | rows | first run (s) | second run (s) | with kg serve's row cap (s) | answered by |")
+    say("|---|---:|---:|---:|---:|---|")
+    for key, (first, second, rows, capped, where) in times.items():
+        say(f"| {key} | {rows:,} | {first:.3f} | {second:.3f} | {capped:.3f} | {where} |")
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other work, Python {platform.python_version()}"
     head = (f"Measured {datetime.date.today().isoformat()} by `nice -n 10 python bench/queries.py --papers {args.papers}"
             f"{' --built' if args.built else ''}` ({machine}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). "

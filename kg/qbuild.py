@@ -12,7 +12,8 @@ tables and publishes the file. What it holds:
   quote); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
   no query names them (they are most of a graph's triples);
 * made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
-  above its subjects), `concept_count`, `trend_count`, `pair`;
+  above its subjects), `concept_count`, `trend_count`, `pair`, and `listing` (each paper's identifier, label
+  and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
   lowercases (kg.qindex.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
 """
@@ -78,7 +79,7 @@ _STAGED = (
 # Made from the tables above, again after an update adds triples.
 _DERIVED = (
     "DROP TABLE IF EXISTS above", "DROP TABLE IF EXISTS rollup", "DROP TABLE IF EXISTS concept_count",
-    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair",
+    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair", "DROP TABLE IF EXISTS listing",
     # skos:broader+ from every term with a broader concept (cycles end: UNION keeps each pair once)
     "CREATE TABLE above(n INTEGER NOT NULL, a INTEGER NOT NULL, PRIMARY KEY(n, a)) WITHOUT ROWID",
     "INSERT INTO above WITH RECURSIVE up(n, a) AS (SELECT s, o FROM broader UNION SELECT up.n, b.o FROM up JOIN broader AS b ON b.s = up.a) "
@@ -97,6 +98,14 @@ _DERIVED = (
     "CREATE TABLE pair(a INTEGER NOT NULL, b INTEGER NOT NULL, n INTEGER NOT NULL)",
     "INSERT INTO pair SELECT x.o, y.o, COUNT(DISTINCT x.s) FROM subject AS x JOIN subject AS y ON y.s = x.s "
     "JOIN term AS ta ON ta.id = x.o JOIN term AS tb ON tb.id = y.o WHERE ta.value < tb.value GROUP BY x.o, y.o",
+    # each resource with an identifier and a label, a row per identifier, label and year (or none), numbered in the
+    # listings' order DESC(?year) STR(?label) STR(?paper) STR(?identifier) (pos), and without the identifier (rank)
+    "CREATE TABLE listing(paper INTEGER NOT NULL, pos INTEGER NOT NULL, rank INTEGER NOT NULL, identifier INTEGER NOT NULL, "
+    "label INTEGER NOT NULL, year INTEGER, PRIMARY KEY(paper, pos)) WITHOUT ROWID",
+    "INSERT INTO listing SELECT i.s, ROW_NUMBER() OVER (ORDER BY ty.value DESC, tl.value, tp.value, ti.value, i.o, l.o, y.o), "
+    "DENSE_RANK() OVER (ORDER BY ty.value DESC, tl.value, tp.value), i.o, l.o, y.o FROM identifier AS i JOIN label AS l ON l.s = i.s "
+    "LEFT JOIN year AS y ON y.s = i.s LEFT JOIN term AS ty ON ty.id = y.o JOIN term AS tl ON tl.id = l.o "
+    "JOIN term AS tp ON tp.id = i.s JOIN term AS ti ON ti.id = i.o",
 )
 
 
