@@ -61,6 +61,11 @@ def _current(graph: Path) -> Path | None:
     return None
 
 
+def is_fresh(graph: str | Path) -> bool:
+    """True when the persisted store exists and was loaded from the graph file as it is now."""
+    return _current(Path(graph)) is not None
+
+
 def ensure_store(graph: str | Path) -> Path:
     """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
     graph = Path(graph)
@@ -149,6 +154,11 @@ def _hold(version: Path) -> None:
     stream = (version / READERS).open("ab")
     fcntl.flock(stream, fcntl.LOCK_SH)
     _HELD[str(version)] = stream
+
+
+def fresh_folder(graph: str | Path) -> Path | None:
+    """The folder of the graph's fresh store version, else None."""
+    return _current(Path(graph))
 
 
 def open_store(graph: str | Path, *, memory: bool = False):  # -> pyoxigraph.Store
