@@ -162,12 +162,13 @@ def _send_all(chunks: Iterator[tuple[int, bytes]], send: Callable[[bytes], None]
 
 
 def _settle(running: dict, done: set, tally: list[int], progress: Callable[[int], None] | None) -> None:
-    """Count the finished requests; raise the first failure among them (it stays in `running`)."""
+    """Count the requests that finished well; raise the first failure among them (it stays in `running`)."""
     failed = [exc for exc in (f.exception() for f in done) if exc is not None]
+    for future in done:
+        if future.exception() is None:
+            tally[0] += running.pop(future)
     if failed:
         raise failed[0]
-    for future in done:
-        tally[0] += running.pop(future)
     if progress is not None:
         progress(tally[0])
 
