@@ -115,11 +115,15 @@ def push(work: Path, folder: Path, how: str, target: str | None) -> dict:
                   "bulk": {"store": f"{server.base}/store", "bulk": True}}[how]
         t = time.perf_counter()
         sent = kg.push(folder, graph_iri=target, **kwargs)  # type: ignore[arg-type]
-        seconds = time.perf_counter() - t
-        return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(target), "found": sample(server, folder, target),
-                "disk": sum(f.stat().st_size for f in server.dir.rglob("*") if f.is_file())}
+        return outcome(server, folder, target, sent, time.perf_counter() - t)
     finally:
         server.close()
+
+
+def outcome(server: Oxigraph, folder: Path, target: str | None, sent: int, seconds: float) -> dict:
+    """What one way did: its rate, and what the store holds afterwards (count, sampled lines, disk)."""
+    return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(target), "found": sample(server, folder, target),
+            "disk": sum(f.stat().st_size for f in server.dir.rglob("*") if f.is_file())}
 
 
 def offline(work: Path, folder: Path, target: str | None) -> dict:
@@ -132,11 +136,9 @@ def offline(work: Path, folder: Path, target: str | None) -> dict:
     t = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     seconds = time.perf_counter() - t
-    sent = shards.read(folder).triples
     server = Oxigraph(work, location)
     try:
-        return {"sent": sent, "seconds": seconds, "rate": sent / seconds, "held": server.count(target), "found": sample(server, folder, target),
-                "disk": sum(f.stat().st_size for f in server.dir.rglob("*") if f.is_file())}
+        return outcome(server, folder, target, shards.read(folder).triples, seconds)
     finally:
         server.close()
 

@@ -87,7 +87,7 @@ def paper_of(graph: str) -> dict:
     import kg
 
     rows = kg.query("papers-by-concept", {"concept": PARAMS["concept"]}, graph=graph, timeout=None)
-    return {"paper": next(r["identifier"] for r in rows if str(r["via"]).endswith("/reinforcement-learning"))}
+    return {"paper": next(r["identifier"] for r in rows if r["via"] == r["concept"])}
 
 
 def queries(graph: str, paper: str, store: bool = True) -> dict:
