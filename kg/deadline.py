@@ -13,6 +13,17 @@ from typing import Any, TypeVar
 from .errors import QueryError
 
 T = TypeVar("T")
+_GIVEN_UP: list[Any] = []  # threads whose work was given up (a timeout, Ctrl-C): the engine may still be running it
+
+
+def given_up_running() -> bool:
+    """True while work that `with_deadline` gave up still runs in its thread.
+
+    The engine cannot be stopped, so such a thread runs until its query ends or the process does;
+    the command-line entry point then ends the process at once rather than through interpreter
+    teardown, which native code still running in another thread can hold up.
+    """
+    return any(thread.is_alive() for thread in _GIVEN_UP)
 
 
 def with_deadline(work: Callable[[], T], timeout: float | None, name: str) -> T:
@@ -37,11 +48,15 @@ def with_deadline(work: Callable[[], T], timeout: float | None, name: str) -> T:
     thread = threading.Thread(target=target, name=f"kg query {name}", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout if timeout else None
-    while thread.is_alive():
-        if deadline is not None and time.monotonic() >= deadline:
-            raise QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
-                             "or allow more time (--timeout SECONDS, 0 = no limit)")
-        thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+    try:
+        while thread.is_alive():
+            if deadline is not None and time.monotonic() >= deadline:
+                raise QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
+                                 "or allow more time (--timeout SECONDS, 0 = no limit)")
+            thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+    except BaseException:
+        _GIVEN_UP[:] = [*(t for t in _GIVEN_UP if t.is_alive()), thread]
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -7,9 +7,12 @@ One module a group of verbs: build (build, export, render), query (query, serve,
 from __future__ import annotations
 
 import gc
+import os
+import sys
 
 import click
 
+from ..deadline import given_up_running
 from ..defaults import VERSION as __version__
 from . import analysis, build, query
 
@@ -32,7 +35,20 @@ def main() -> None:
     # 700 new objects, re-walking spaCy's import-time objects) it took ~0.3 s of a 2.5 s
     # `kg build --update`, and its final pass at exit another ~0.2 s; rarer passes keep it bounded.
     gc.set_threshold(100_000, 50, 100)
+    code: int | str | None = 0
     try:
         cli()
+    except SystemExit as exc:
+        code = exc.code
     finally:
         gc.freeze()  # the process ends: no final pass over objects the OS reclaims anyway
+    if given_up_running():
+        # A query given up (--timeout, Ctrl-C) still runs in the engine's native code: interpreter
+        # teardown beside it could wait for it (a `kg query` did not exit after Ctrl-C), so end here.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+    sys.exit(code)
