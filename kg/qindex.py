@@ -158,7 +158,7 @@ def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[
                        (str(list(ids)),)).fetchall()
     if found:
         key, *parts = zip(*found)  # id; kind, value, datatype, lang
-        terms.update(zip(key, map(Term, *parts)))
+        terms.update(zip(key, map(Term._make, zip(*parts))))
     for i, datatype in typed.items():  # a computed value: a literal of the column's type
         cells[i] = tuple(map({v: None if v is None else Term("literal", str(v), datatype) for v in set(cells[i])}.__getitem__, cells[i]))
     return tuple(zip(*(cells[i] if i in typed else map(terms.__getitem__, cells[i]) for i in range(len(columns)))))
