@@ -154,6 +154,8 @@ def test_an_area_in_a_list_of_short_phrases_is_not_a_subject(extractor):
     ("Deep learning, a popular tool, works well.", "Deep learning", False),  # an apposition
     ("Models of compact states, also called state-space models, reduce the cost.", "state-space models", False),
     ("It connects many-body physics, quantum information theory, and machine learning.", "machine learning", True),
+    ("A key part of all LLMs, such as BERT, GPT-1, Transformers, and GPT-2.", "LLMs", False),  # the examples' head
+    ("A key part of all LLMs, such as BERT, GPT-1, Transformers, and GPT-2.", "Transformers", True),
 ])
 def test_lists_of_short_phrases(sentence: str, item: str, listed: bool) -> None:
     from kg.extract.salience import LIST_SIZE, _list_items

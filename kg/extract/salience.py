@@ -138,7 +138,7 @@ def _short_runs(short: list[bool]) -> list[tuple[int, int]]:
 
 _COMMA = re.compile(r",(?![^()]*\))")  # a comma outside parentheses
 # A short phrase: one to four words, the first not a pronoun or a word that opens a clause.
-_SHORT_ITEM = re.compile(r"\s*(?:(?:and|or)\s+)?(?!(?:a|an|we|which|that|who|where|while|it|they|our|as|also|i\.e\.|e\.g\.|but|this|these|whereas|thus|hence|however)\b)"
+_SHORT_ITEM = re.compile(r"\s*(?:(?:and|or)\s+)?(?!(?:a|an|we|which|that|who|where|while|it|they|our|as|also|such|including|like|namely|especially|particularly|i\.e\.|e\.g\.|but|this|these|whereas|thus|hence|however)\b)"
                          r"[^\s,;:.]+(?:\s+[^\s,;:.]+){0,3}[.!?]?\s*", re.IGNORECASE)
 
 
