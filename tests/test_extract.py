@@ -131,6 +131,56 @@ def test_applications_listed_in_passing_are_not_subjects(extractor):
     assert not got["robotics"].subject and not got["machine-translation"].subject
 
 
+def test_an_area_in_a_list_of_short_phrases_is_not_a_subject(extractor):
+    """An expert's example: "education" in "Remote work, education, telemedicine all rely on video calls" is a
+    motivating application, not a topic, though the other items are no concepts; a list of concepts that opens the
+    abstract still names its field."""
+    (ex,) = run(extractor, "Remote work, robotics, telemedicine all rely on video calls. "
+                           "We propose offline reinforcement learning for congestion control of video streams.")
+    got = links(ex)
+    assert not got["robotics"].subject and got["offline-reinforcement-learning"].subject
+    (field,) = run(extractor, "Transfer learning, multi-task learning, and self-supervised learning share one goal. "
+                              "We unify them for video streams.")
+    assert got["robotics"].mentions[0].weight < links(field)["transfer-learning"].mentions[0].weight
+
+
+@pytest.mark.parametrize(("sentence", "item", "listed"), [
+    ("Remote work, education, telemedicine all rely on video calls.", "education", True),
+    ("Remote work, education, telemedicine all rely on video calls.", "telemedicine", True),
+    ("Remote work, education, telemedicine all rely on video calls.", "video calls", False),
+    ("We evaluate on images, text, and graphs, showing gains in reinforcement learning.", "graphs", True),
+    ("We evaluate on images, text, and graphs, showing gains in reinforcement learning.", "reinforcement learning", False),
+    ("In this paper, we propose FedType, a simple framework for federated learning.", "FedType", False),
+    ("Deep learning, a popular tool, works well.", "Deep learning", False),  # an apposition
+    ("Models of compact states, also called state-space models, reduce the cost.", "state-space models", False),
+    ("It connects many-body physics, quantum information theory, and machine learning.", "machine learning", True),
+    ("A key part of all LLMs, such as BERT, GPT-1, Transformers, and GPT-2.", "LLMs", False),  # the examples' head
+    ("A key part of all LLMs, such as BERT, GPT-1, Transformers, and GPT-2.", "Transformers", True),
+])
+def test_lists_of_short_phrases(sentence: str, item: str, listed: bool) -> None:
+    from kg.extract.salience import LIST_SIZE, _list_items
+
+    start = sentence.index(item)
+    items = _list_items(sentence, start, start + len(item))
+    assert bool(items) == listed
+    assert not items or (len(items) >= LIST_SIZE and any(a <= start and start + len(item) <= b for a, b in items))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["data", "we", "a", "and", "or", ",", ", and", "(x, y)", ".", "learning", "the"]), min_size=1, max_size=25),
+       st.data())
+def test_list_items_hold_the_mention_and_are_in_order(pieces, data):
+    from kg.extract.salience import LIST_SIZE, _list_items
+
+    sentence = " ".join(pieces)
+    start = data.draw(st.integers(0, len(sentence) - 1))
+    end = data.draw(st.integers(start + 1, len(sentence)))
+    items = _list_items(sentence, start, end)
+    if items:
+        assert len(items) >= LIST_SIZE and any(a <= start and end <= b for a, b in items)
+        assert all(a < b <= c for (a, b), (c, _) in zip(items, items[1:]))
+
+
 def test_a_noun_before_of_or_in_is_not_an_example_list(extractor):
     """"problems in X", "fields of X" name the paper's own setting; only "applications to/in …" and
     "tasks such as …" introduce examples (a "receptive fields of …" reading once made X passing)."""

@@ -70,7 +70,8 @@ class Context:
         sentence naming CROWDED_SIZE or more concepts, unless it says what the paper does ("we
         propose X, which consists of A, B and C": the parts of the contribution).
         """
-        listed = _enumerated(mentions, text)
+        worded = self._in_word_lists(mentions, text)
+        listed = _enumerated(mentions, text) | worded
         per_sentence: dict[int, set[str]] = {}
         for concept, start, _ in mentions:
             per_sentence.setdefault(self.sentence(start), set()).add(concept)
@@ -78,10 +79,67 @@ class Context:
         for i, (_, start, _) in enumerate(mentions):
             n = self.sentence(start)
             crowded = len(per_sentence[n]) >= CROWDED_SIZE and n not in self.focus
-            is_listed = n > 0 and (i in listed or crowded)
+            is_listed = (n > 0 or i in worded) and (i in listed or crowded)
             w = self.weight(start)
             out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
         return out
+
+    def _in_word_lists(self, mentions: list[tuple[str, int, int]], text: str) -> set[int]:
+        """Indexes of mentions that are items of a list of short phrases, outside the sentences that say what the
+        paper does: "Remote work, education, telemedicine all rely on video calls" lists application areas, and
+        the other items need not be concepts. In the opening sentence, which often names the paper's field in a
+        list of concepts ("data pruning, coreset selection and dataset distillation"), only a list with a short
+        item that names no concept counts."""
+        out: set[int] = set()
+        for i, (_, start, end) in enumerate(mentions):
+            n = self.sentence(start)
+            if n in self.focus:
+                continue
+            lo = self.sentence_starts[n]
+            hi = self.sentence_starts[n + 1] if n + 1 < len(self.sentence_starts) else len(text)
+            items = _list_items(text[lo:hi], start - lo, end - lo)
+            plain = [(lo + a, lo + b) for a, b in items if _SHORT_ITEM.fullmatch(text[lo + a : lo + b])]
+            if items and (n > 0 or any(not any(a <= s < b for _, s, _ in mentions) for a, b in plain)):
+                out.add(i)
+        return out
+
+
+def _list_items(sentence: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The items (character ranges) of the list of LIST_SIZE or more comma-separated phrases that sentence[start:end]
+    is an item of, else []. The inner items, and at least two in all, are short phrases; the first and the last may
+    be the words beside the list's outer commas ("Remote work, education, telemedicine all rely on …")."""
+    bounds = [-1, *(m.start() for m in _COMMA.finditer(sentence)), len(sentence)]
+    segments = [(bounds[k] + 1, bounds[k + 1]) for k in range(len(bounds) - 1)]
+    short = [_SHORT_ITEM.fullmatch(sentence[a:b]) is not None for a, b in segments]
+    mine = next((k for k, (a, b) in enumerate(segments) if a <= start and end <= b), None)
+    for lo, hi in _short_runs(short):
+        first, last = max(lo - 1, 0), min(hi + 1, len(segments) - 1)  # with the segments beside the run
+        first, last = (first if sentence[slice(*segments[first])].strip() else lo), (last if sentence[slice(*segments[last])].strip() else hi)
+        if mine is None or not first <= mine <= last or last - first + 1 < LIST_SIZE or sum(short[first : last + 1]) < 2:
+            continue
+        if mine < lo and sentence[end : segments[mine][1]].strip():
+            continue  # not the last words before the list's first comma
+        if mine > hi and re.sub(r"^\s*(?:and|or)\s+", "", sentence[segments[mine][0] : start]).strip():
+            continue  # not the first words after its last comma
+        return segments[first : last + 1]
+    return []
+
+
+def _short_runs(short: list[bool]) -> list[tuple[int, int]]:
+    """(first, last) index of each maximal run of True."""
+    runs: list[tuple[int, int]] = []
+    for k, flag in enumerate(short):
+        if flag and runs and runs[-1][1] == k - 1:
+            runs[-1] = (runs[-1][0], k)
+        elif flag:
+            runs.append((k, k))
+    return runs
+
+
+_COMMA = re.compile(r",(?![^()]*\))")  # a comma outside parentheses
+# A short phrase: one to four words, the first not a pronoun or a word that opens a clause.
+_SHORT_ITEM = re.compile(r"\s*(?:(?:and|or)\s+)?(?!(?:a|an|we|which|that|who|where|while|it|they|our|as|also|such|including|like|namely|especially|particularly|i\.e\.|e\.g\.|but|this|these|whereas|thus|hence|however)\b)"
+                         r"[^\s,;:.]+(?:\s+[^\s,;:.]+){0,3}[.!?]?\s*", re.IGNORECASE)
 
 
 def _enumerated(mentions: list[tuple[str, int, int]], text: str) -> set[int]:
