@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,7 @@ def test_list_items_hold_the_mention_and_are_in_order(pieces, data):
     items = _list_items(sentence, start, end)
     if items:
         assert len(items) >= LIST_SIZE and any(a <= start and end <= b for a, b in items)
-        assert all(a < b <= c for (a, b), (c, _) in zip(items, items[1:]))
+        assert all(a < b <= c for (a, b), (c, _) in pairwise(items))
 
 
 def test_a_noun_before_of_or_in_is_not_an_example_list(extractor):
