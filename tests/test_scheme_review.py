@@ -147,9 +147,19 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("Hindsight goals: HER improves sample efficiency of goal-conditioned agents.", "experience-replay"),
     ("Conditioning on a collider opens a path between treatment and outcome in the causal graph.", "particle-physics"),
     ("Majority voting over an ensemble of classifiers improves accuracy.", "social-choice"),
+    ("Machine learning models can exhibit racial biases; we equalize error rates across groups.", "social-bias"),
+    ("Software engineering teams triage bug reports with a graph neural network.", "software-engineering-with-llms"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
+
+
+def test_labels_an_expert_found_missing_link_where_they_should(scheme: scheme_.Scheme) -> None:
+    """'a second-order optimizer' in a title, and bias in any model (not only in language models) as fairness."""
+    assert "second-order-methods" in _found("We train faster.", "A second-order optimizer for deep networks")
+    assert "optimization" in _found("We propose a new optimizer that uses curvature information.")
+    (bias,) = _found("Machine learning models can exhibit racial biases.") & {"algorithmic-bias"}
+    assert KGC + "fairness" in scheme.ancestors(KGC + bias) and KGC + "large-language-model" not in scheme.ancestors(KGC + bias)
 
 
 def test_a_definition_decides_a_shared_acronym() -> None:
