@@ -149,6 +149,13 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("Majority voting over an ensemble of classifiers improves accuracy.", "social-choice"),
     ("Machine learning models can exhibit racial biases; we equalize error rates across groups.", "social-bias"),
     ("Software engineering teams triage bug reports with a graph neural network.", "software-engineering-with-llms"),
+    ("We study 4-bit quantization of convolutional neural networks on mobile devices.", "weight-only-quantization"),
+    ("Autonomous agents must explore unknown buildings with a reinforcement learning policy.", "llm-agents"),
+    ("We study tag recommendation for questions on a programming forum.", "image-annotation"),
+    ("A Langevin sampler allows fast sampling from multimodal posteriors with fewer sampling steps.", "diffusion-sampling"),
+    ("We learn the dynamics of coupled oscillators with a neural ODE.", "neural-oscillations"),
+    ("Streams of non-IID data break SGD; we propose replay for continual learning under data heterogeneity.", "statistical-heterogeneity"),
+    ("We compare text encoding models for retrieval.", "neural-decoding"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
