@@ -156,6 +156,9 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("We learn the dynamics of coupled oscillators with a neural ODE.", "neural-oscillations"),
     ("Streams of non-IID data break SGD; we propose replay for continual learning under data heterogeneity.", "statistical-heterogeneity"),
     ("We compare text encoding models for retrieval.", "neural-decoding"),
+    ("We infer latent dynamics from spiking recordings of motor cortex.", "world-model"),
+    ("We study procedural generation of game levels with grammars.", "reinforcement-learning-environment"),
+    ("We record eye tracking data while people read.", "gaze-estimation"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
