@@ -159,6 +159,9 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("We infer latent dynamics from spiking recordings of motor cortex.", "world-model"),
     ("We study procedural generation of game levels with grammars.", "reinforcement-learning-environment"),
     ("We record eye tracking data while people read.", "gaze-estimation"),
+    ("Change detection in remote sensing images needs pixel-level labels.", "change-point-detection"),
+    ("We classify the sentiment of social media posts.", "social-network-analysis"),
+    ("Sound source localization with microphone arrays uses a neural network.", "robot-localization"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
