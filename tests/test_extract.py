@@ -474,3 +474,15 @@ def test_the_shipped_scheme_has_a_corpus_prior_for_every_concept():
     priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
     missing = sorted(set(scheme_.load().concepts) - set(priors))
     assert not missing, f"{len(missing)} concepts have no row, e.g. {missing[:3]}: run python bench/corpus_rates.py"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab ,()", max_size=40))
+def test_list_segments_cut_at_the_commas_outside_parentheses(sentence: str) -> None:
+    """The one-pass cut (linear on a sentence of any length) against its definition as a regular expression."""
+    import re
+
+    from kg.extract.salience import _segments
+
+    bounds = [-1, *(m.start() for m in re.finditer(r",(?![^()]*\))", sentence)), len(sentence)]
+    assert _segments(sentence)[0] == tuple((bounds[k] + 1, bounds[k + 1]) for k in range(len(bounds) - 1))

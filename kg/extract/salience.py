@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -108,9 +109,7 @@ def _list_items(sentence: str, start: int, end: int) -> list[tuple[int, int]]:
     """The items (character ranges) of the list of LIST_SIZE or more comma-separated phrases that sentence[start:end]
     is an item of, else []. The inner items, and at least two in all, are short phrases; the first and the last may
     be the words beside the list's outer commas ("Remote work, education, telemedicine all rely on …")."""
-    bounds = [-1, *(m.start() for m in _COMMA.finditer(sentence)), len(sentence)]
-    segments = [(bounds[k] + 1, bounds[k + 1]) for k in range(len(bounds) - 1)]
-    short = [_SHORT_ITEM.fullmatch(sentence[a:b]) is not None for a, b in segments]
+    segments, short = _segments(sentence)
     mine = next((k for k, (a, b) in enumerate(segments) if a <= start and end <= b), None)
     for lo, hi in _short_runs(short):
         first, last = max(lo - 1, 0), min(hi + 1, len(segments) - 1)  # with the segments beside the run
@@ -121,11 +120,29 @@ def _list_items(sentence: str, start: int, end: int) -> list[tuple[int, int]]:
             continue  # not the last words before the list's first comma
         if mine > hi and re.sub(r"^\s*(?:and|or)\s+", "", sentence[segments[mine][0] : start]).strip():
             continue  # not the first words after its last comma
-        return segments[first : last + 1]
+        return list(segments[first : last + 1])
     return []
 
 
-def _short_runs(short: list[bool]) -> list[tuple[int, int]]:
+@lru_cache(maxsize=64)
+def _segments(sentence: str) -> tuple[tuple[tuple[int, int], ...], tuple[bool, ...]]:
+    """The stretches of a sentence between its commas outside parentheses, and which of them are short phrases.
+
+    A comma is inside parentheses when the next parenthesis after it closes one. One pass over the sentence's
+    commas and parentheses from its end (linear however long the sentence is), once per sentence."""
+    cuts, closing = [], False
+    for m in reversed(list(_COMMA_OR_PARENTHESIS.finditer(sentence))):
+        if m.group() == ",":
+            if not closing:
+                cuts.append(m.start())
+        else:
+            closing = m.group() == ")"
+    bounds = [-1, *reversed(cuts), len(sentence)]
+    segments = tuple((bounds[k] + 1, bounds[k + 1]) for k in range(len(bounds) - 1))
+    return segments, tuple(_SHORT_ITEM.fullmatch(sentence[a:b]) is not None for a, b in segments)
+
+
+def _short_runs(short: Sequence[bool]) -> list[tuple[int, int]]:
     """(first, last) index of each maximal run of True."""
     runs: list[tuple[int, int]] = []
     for k, flag in enumerate(short):
@@ -136,7 +153,7 @@ def _short_runs(short: list[bool]) -> list[tuple[int, int]]:
     return runs
 
 
-_COMMA = re.compile(r",(?![^()]*\))")  # a comma outside parentheses
+_COMMA_OR_PARENTHESIS = re.compile(r"[,()]")
 # A short phrase: one to four words, the first not a pronoun or a word that opens a clause.
 _SHORT_ITEM = re.compile(r"\s*(?:(?:and|or)\s+)?(?!(?:a|an|we|which|that|who|where|while|it|they|our|as|also|such|including|like|namely|especially|particularly|i\.e\.|e\.g\.|but|this|these|whereas|thus|hence|however)\b)"
                          r"[^\s,;:.]+(?:\s+[^\s,;:.]+){0,3}[.!?]?\s*", re.IGNORECASE)
