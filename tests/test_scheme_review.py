@@ -162,6 +162,10 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("Change detection in remote sensing images needs pixel-level labels.", "change-point-detection"),
     ("We classify the sentiment of social media posts.", "social-network-analysis"),
     ("Sound source localization with microphone arrays uses a neural network.", "robot-localization"),
+    ("We model dynamic networks whose edges appear and vanish over time.", "conditional-computation"),
+    ("We give a stability analysis of the closed-loop system under a learned controller.", "algorithmic-stability"),
+    ("A sparse grid scheme for numerical integration in high dimensions.", "bayesian-quadrature"),
+    ("Knowledge graphs store factual knowledge as triples.", "knowledge-in-language-models"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
