@@ -155,10 +155,10 @@ def test_failed_analysis_leaves_the_output_alone(tmp_path: Path) -> None:
 def test_an_analysed_graph_passes_the_shapes(sample_ttl: Path, sample_analyzed: Path) -> None:
     import rdflib
 
-    from .test_scheme import _validate
+    from .test_scheme import _validate_papers
 
     graph = rdflib.Graph().parse(sample_analyzed)
-    conforms, report = _validate(graph)
+    conforms, report = _validate_papers(graph)
     assert conforms, report
     prov = "http://www.w3.org/ns/prov#"
     runs = list(graph.subjects(rdflib.RDF.type, rdflib.URIRef(KG + "Analysis")))

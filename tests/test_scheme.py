@@ -50,6 +50,22 @@ def _validate(graph) -> tuple[bool, str]:
     return conforms, text
 
 
+def _validate_papers(graph) -> tuple[bool, str]:
+    """`_validate` on a built graph less the concepts no paper, annotation or analysis refers to: the scheme
+    is validated whole once (test_shapes_pass_on_the_scheme, test_shapes_pass_on_a_built_graph), and its
+    ~1,900 concepts are most of a small graph's validation time (7.8 s against 2.3 s for the sample)."""
+    import rdflib
+
+    concept = rdflib.URIRef(SKOS + "Concept")
+    concepts = set(graph.subjects(rdflib.RDF.type, concept))
+    used = {o for s, _, o in graph if o in concepts and s not in concepts}
+    part = rdflib.Graph()
+    for triple in graph:
+        if triple[0] not in concepts or triple[0] in used:
+            part.add(triple)
+    return _validate(part)
+
+
 def _scheme_graph(files):
     import rdflib
 

@@ -9,7 +9,7 @@ import pytest
 
 import kg
 
-from .test_scheme import _validate
+from .test_scheme import _validate_papers
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NO_EVIDENCE = """PREFIX dcterms: <http://purl.org/dc/terms/> PREFIX oa: <http://www.w3.org/ns/oa#>
@@ -60,14 +60,14 @@ def test_a_graph_with_title_spans_passes_the_shapes_and_a_wrong_one_fails(titled
     import rdflib
 
     graph = rdflib.Graph().parse(titled)
-    conforms, report = _validate(graph)
+    conforms, report = _validate_papers(graph)
     assert conforms, report
     on = rdflib.URIRef("https://w3id.org/kg/ontology#onProperty")
     target = next(graph.subjects(on, rdflib.URIRef("http://purl.org/dc/terms/title")))
     quote = next(q for q in graph.objects(target, rdflib.URIRef("http://www.w3.org/ns/oa#hasSelector"))
                  if (q, rdflib.URIRef("http://www.w3.org/ns/oa#exact"), None) in graph)
     graph.set((quote, rdflib.URIRef("http://www.w3.org/ns/oa#exact"), rdflib.Literal("not in the title")))
-    conforms, report = _validate(graph)
+    conforms, report = _validate_papers(graph)
     assert not conforms and "dcterms:title" in report
 
 
