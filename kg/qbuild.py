@@ -159,7 +159,7 @@ class Writer:
         self.rows: list[tuple[int, int, int]] = []
         self.staged: list[tuple[int, int, int]] = []
         self.texts: list[tuple[int, int, str, int]] = []
-        self.scratch, self.here, self.value = ox.Store(), ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
+        self.here, self.value = ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
         self.default = ox.DefaultGraph
 
     def tid(self, term: Any) -> int:
@@ -189,9 +189,11 @@ class Writer:
             return term
         import pyoxigraph as ox
 
-        self.scratch.add(ox.Quad(self.here, self.value, term))
-        (quad,) = self.scratch.quads_for_pattern(self.here, self.value, None)
-        self.scratch.remove(quad)
+        # A fresh store each time (~17 µs): removing the quad from one long-lived store left a tombstone
+        # that every later lookup stepped over, so the n-th literal cost O(n) (0.6 ms after 20,000).
+        scratch = ox.Store()
+        scratch.add(ox.Quad(self.here, self.value, term))
+        (quad,) = scratch.quads_for_pattern(self.here, self.value, None)
         return quad.object
 
     def add(self, t: Any) -> None:
