@@ -131,6 +131,13 @@ def _extractor():
     ("BNNs with a Gaussian prior give calibrated posterior predictions.", "bayesian-neural-network", "binary-neural-network"),
     ("Alignment of LLMs with human preferences: we study alignment with RLHF.", "alignment", None),
     ("We evaluate node classification on Cora, Citeseer and PubMed.", "pubmed", None),
+    ("We study pruning of neural network weights at initialization.", "pruning", None),
+    ("Prompting large language models with worked examples improves their reasoning.", "prompting", None),
+    ("Gradient descent ascent solves nonconvex-concave minimax problems.", "minimax-optimization", None),
+    ("We learn dispatching rules for job scheduling to minimise makespan.", "scheduling", None),
+    ("Algorithmic recourse gives individuals actions that change a classifier's decision.", "counterfactual-explanation", None),
+    ("A seller posts prices to buyers; we learn a pricing policy with bandit feedback.", "dynamic-pricing", None),
+    ("We pretrain video transformers on Kinetics and fine-tune on UCF101.", "kinetics", None),
 ])
 def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
     found = _found(text)
@@ -166,6 +173,13 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("We give a stability analysis of the closed-loop system under a learned controller.", "algorithmic-stability"),
     ("A sparse grid scheme for numerical integration in high dimensions.", "bayesian-quadrature"),
     ("Knowledge graphs store factual knowledge as triples.", "knowledge-in-language-models"),
+    ("Pruning the search space with learned bounds speeds up Monte Carlo tree search.", "pruning"),
+    ("Overfitting is common in small data sets, prompting the need for better regularizers.", "prompting"),
+    ("We prove that the estimator attains the minimax risk over Holder classes.", "minimax-optimization"),
+    ("We tune the noise scheduling of a diffusion model.", "scheduling"),
+    ("We obtain convergence without recourse to projections.", "counterfactual-explanation"),
+    ("The pricing problem of column generation is solved by dynamic programming.", "dynamic-pricing"),
+    ("We minimise the kinetic energy of the flow between two distributions.", "kinetics"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
