@@ -138,6 +138,8 @@ def _extractor():
     ("Algorithmic recourse gives individuals actions that change a classifier's decision.", "counterfactual-explanation", None),
     ("A seller posts prices to buyers; we learn a pricing policy with bandit feedback.", "dynamic-pricing", None),
     ("We pretrain video transformers on Kinetics and fine-tune on UCF101.", "kinetics", None),
+    ("Post-training quantization of LLMs reduces memory at inference.", "post-training-quantization", None),
+    ("We quantize networks: quantization of weights and activations to 4 bits keeps accuracy.", "quantization", None),
 ])
 def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
     found = _found(text)
@@ -180,6 +182,8 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("We obtain convergence without recourse to projections.", "counterfactual-explanation"),
     ("The pricing problem of column generation is solved by dynamic programming.", "dynamic-pricing"),
     ("We minimise the kinetic energy of the flow between two distributions.", "kinetics"),
+    ("Optimal quantization of probability measures connects optimal transport and learning theory.", "quantization"),
+    ("K-means minimizes the quantization error of a codebook.", "quantization"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
