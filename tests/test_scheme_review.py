@@ -140,6 +140,11 @@ def _extractor():
     ("We pretrain video transformers on Kinetics and fine-tune on UCF101.", "kinetics", None),
     ("Post-training quantization of LLMs reduces memory at inference.", "post-training-quantization", None),
     ("We quantize networks: quantization of weights and activations to 4 bits keeps accuracy.", "quantization", None),
+    ("We evaluate open-domain QA on Natural Questions and TriviaQA.", "natural-questions", None),
+    ("We forecast household energy consumption from smart meter data.", "energy-systems", None),
+    ("Large margin classifiers such as SVMs generalize well.", "margin-theory", None),
+    ("Neural networks that model set functions must be permutation invariant.", "permutation-invariance", None),
+    ("Our algorithm gives a confidence interval for the mean of a heavy-tailed distribution.", "statistical-estimation", "prediction-intervals"),
 ])
 def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
     found = _found(text)
@@ -184,6 +189,11 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("We minimise the kinetic energy of the flow between two distributions.", "kinetics"),
     ("Optimal quantization of probability measures connects optimal transport and learning theory.", "quantization"),
     ("K-means minimizes the quantization error of a codebook.", "quantization"),
+    ("Then a natural question arises: can we keep the accuracy with fewer parameters?", "natural-questions"),
+    ("Our accelerator reduces energy consumption by 3x on the same chip.", "energy-systems"),
+    ("Our agent outperforms previous imitation methods by large margins on unseen tasks.", "margin-theory"),
+    ("Given a bound on the submodular rank of a set function, we design a greedy algorithm.", "permutation-invariance"),
+    ("We add knowledge and episodic memory modules to the agent.", "working-memory"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
