@@ -268,7 +268,8 @@ class PhraseExtractor:
     def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
         text = cleaned.text
         docs = (doc,) if title_doc is None else (doc, title_doc)
-        spans = self.senses.keep(self._concept_spans(doc), text, docs)
+        cue_tokens = self.cues(doc)
+        spans = self.senses.keep(_outside_idioms(self._concept_spans(doc), doc, cue_tokens), text, docs)
         defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
         defs = acronyms.definitions(text)
         for d in defs:
@@ -286,12 +287,14 @@ class PhraseExtractor:
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
         kept = _same_item_once(_longest_first(spans), text)
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
-        cue_tokens = self.cues(doc)
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
-        title_spans = self.senses.keep(self._concept_spans(title_doc), title_doc.text, docs) if title_doc is not None else []
+        title_spans = (
+            self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, self.cues(title_doc)), title_doc.text, docs)
+            if title_doc is not None else []
+        )
         title_kept = _longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
@@ -319,6 +322,15 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
+    """The label matches less those inside an idiom of kg/patterns/cues.jsonl ("by a large margin", "boosting
+    the performance"), where the label's words are everyday words, not the concept."""
+    idioms = [(doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cues if label == "IDIOM"]
+    if not idioms:
+        return spans
+    return [m for m in spans if not any(a < m[2] and m[1] < b for a, b in idioms)]
 
 
 def _title_spans(paper: Paper, kept: list[tuple[str, int, int]]) -> tuple[tuple[str, int, int], ...]:
