@@ -84,7 +84,8 @@ def _variants(label: str) -> set[str]:
     """A label with each gap between its words written as a space or a hyphen, and with hyphens dropped.
 
     "multi-task learning" also matches "multi task learning" and "multitask learning";
-    "reinforcement learning" also matches "reinforcement-learning tasks".
+    "reinforcement learning" also matches "reinforcement-learning tasks"; a word that starts with a
+    prefix of kg/patterns/word-prefixes.txt is also split after it ("autoencoder": "auto-encoder").
     """
     words = label.replace("-", " ").split()
     out = {label}
@@ -93,7 +94,28 @@ def _variants(label: str) -> set[str]:
     if 1 < len(words) <= MAX_HYPHEN_WORDS:
         for seps in product(" -", repeat=len(words) - 1):
             out.add(words[0] + "".join(sep + word for sep, word in zip(seps, words[1:])))
+    if len(words) <= MAX_HYPHEN_WORDS:
+        splits = [_split_prefix(word) for word in words]
+        if any(len(forms) > 1 for forms in splits):
+            out.update(" ".join(choice) for choice in product(*splits))
     return out
+
+
+def _split_prefix(word: str) -> tuple[str, ...]:
+    """A word, and where it starts with a known prefix followed by four or more letters, the prefix hyphenated and apart."""
+    lower = word.lower()
+    prefix = next((p for p in _prefixes() if lower.startswith(p) and len(word) - len(p) >= 4 and word[len(p):].isalpha()), None)
+    if prefix is None:
+        return (word,)
+    head, rest = word[: len(prefix)], word[len(prefix) :]
+    return (word, f"{head}-{rest}", f"{head} {rest}")
+
+
+@lru_cache(maxsize=1)
+def _prefixes() -> tuple[str, ...]:
+    """The prefixes of kg/patterns/word-prefixes.txt, longest first (so "counter" is tried before "co")."""
+    lines = (data_path("patterns") / "word-prefixes.txt").read_text(encoding="utf-8").splitlines()
+    return tuple(sorted((p.strip() for p in lines if p.strip() and not p.startswith("#")), key=lambda p: (-len(p), p)))
 
 
 def make_matchers(nlp, scheme: Scheme):  # -> tuple[PhraseMatcher, PhraseMatcher]
