@@ -24,6 +24,12 @@ def extractor() -> PhraseExtractor:
     return PhraseExtractor(scheme_.load([SCHEME]))
 
 
+@pytest.fixture(scope="module")
+def bundled() -> PhraseExtractor:
+    """The extractor with the bundled scheme and scorer."""
+    return PhraseExtractor(scheme_.load())
+
+
 def run(extractor: PhraseExtractor, *abstracts: str, titles: tuple[str | None, ...] = ()):
     papers = [Paper(f"p{i}", a, titles[i] if i < len(titles) else None) for i, a in enumerate(abstracts)]
     return extractor(papers)
@@ -119,6 +125,22 @@ def test_contrast_is_not_a_subject(extractor):
     got = links(ex)
     assert not got["diffusion-model"].subject
     assert got["generative-adversarial-network"].subject
+
+
+@pytest.mark.parametrize(("text", "passing", "topic"), [
+    ("Inspired by bottom-up grammar induction, we propose an efficient graph parsing algorithm for graph pooling.",
+     "grammar-induction", "graph-pooling"),
+    ("We learn rewards with inverse reinforcement learning, removing the need for manual reward engineering.",
+     "reward-design", "inverse-reinforcement-learning"),
+    ("We train energy-based models that resist attacks without the need for adversarial training.",
+     "adversarial-training", "energy-based-model"),
+])
+def test_what_a_paper_does_without_or_is_inspired_by_is_in_passing(bundled, text, passing, topic):
+    """From an expert's reading of 2024 abstracts: "inspired by X", "removing the need for X", "without the need for X"."""
+    (ex,) = run(bundled, text)
+    got = links(ex)
+    assert not got[passing].subject
+    assert got[topic].subject
 
 
 def test_applications_listed_in_passing_are_not_subjects(extractor):

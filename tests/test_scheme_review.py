@@ -149,6 +149,16 @@ def _extractor():
     ("Large margin classifiers such as SVMs generalize well.", "margin-theory", None),
     ("Neural networks that model set functions must be permutation invariant.", "permutation-invariance", None),
     ("Our algorithm gives a confidence interval for the mean of a heavy-tailed distribution.", "statistical-estimation", "prediction-intervals"),
+    ("Louvain modularity maximization finds the communities of a social network.", "community-detection", None),
+    ("The problem is NP-hard: a hardness result settles the computational complexity of learning halfspaces.", "computational-complexity", None),
+    ("Spectral methods recover latent variable models from the moments of the data.", "spectral-methods", None),
+    ("Large batch training with a learning rate warmup keeps the accuracy of small batches.", "large-batch-training", None),
+    ("We align language models with preference data by DPO and study their alignment.", "alignment", None),
+    ("Recent studies found inherent distributional robustness in CLIP under sub-population shift.", "out-of-distribution-generalization",
+     "distributionally-robust-optimization"),
+    ("Stacked auto-encoders learn compressed codes of the images.", "autoencoder", None),
+    ("Sub-population shift hurts the worst group most.", "subpopulation-shift", None),
+    ("Molecular conformation optimization minimises the energy of a molecule.", "molecular-machine-learning", "molecular-conformation-generation"),
 ])
 def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
     found = _found(text)
@@ -202,6 +212,15 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("Our agent outperforms previous imitation methods by large margins on unseen tasks.", "margin-theory"),
     ("Given a bound on the submodular rank of a set function, we design a greedy algorithm.", "permutation-invariance"),
     ("We add knowledge and episodic memory modules to the agent.", "working-memory"),
+    ("We reduce the computational complexity of spiking neural networks on microcontrollers.", "computational-complexity"),
+    ("Modular neural networks outperform non-modular networks, and modularity improves generalization.", "community-detection"),
+    ("The research community has long studied modularity of neural networks.", "community-detection"),
+    ("We align the embedding spaces of pretrained unimodal encoders; unobserved pairs cause misalignment of LLMs.", "alignment"),
+    ("A solver for parametric PDEs grounded in classical spectral methods with orthogonal bases.", "spectral-methods"),
+    ("We distill a black-box LLM into a white-box model whose parameters are visible.", "interpretable-machine-learning"),
+    ("Split inference lowers the latency of DNNs in edge computing scenarios.", "on-device-learning"),
+    ("We predict hidden units in StarCraft from human replays with a convolutional network.", "deep-reinforcement-learning"),
+    ("The attack steals user data from gradients even for large batch sizes of up to 512.", "large-batch-training"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
