@@ -143,6 +143,23 @@ def test_what_a_paper_does_without_or_is_inspired_by_is_in_passing(bundled, text
     assert got[topic].subject
 
 
+def test_an_umbrella_concept_is_a_subject_only_where_the_paper_says_it_is_about_it(bundled):
+    """"Machine learning has transformed ..." sets the scene; a title or a sentence saying what the paper does decides."""
+    scene = "Machine learning has transformed the sciences. We propose a fast sampler for diffusion models."
+    own = "In this paper we study machine learning with few labels: we propose a sampler for diffusion models."
+    (a, b, c) = run(bundled, scene, own, scene, titles=(None, None, "Machine learning for the sciences"))
+    assert not links(a)["machine-learning"].subject and links(a)["diffusion-model"].subject
+    assert links(b)["machine-learning"].subject
+    assert links(c)["machine-learning"].subject
+
+
+def test_a_paper_whose_candidates_the_exclusions_all_stop_keeps_its_best_one(bundled):
+    """Each candidate here is an umbrella concept setting the scene; the paper is still found by its best one."""
+    text = "Neural networks can deduce racial information from an X-ray. Such information must be removed from them."
+    (ex,) = run(bundled, text)
+    assert [l.concept.removeprefix(KGC) for l in ex.links if l.subject] == ["neural-network"]
+
+
 def test_applications_listed_in_passing_are_not_subjects(extractor):
     (ex,) = run(
         extractor,

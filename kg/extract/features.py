@@ -39,6 +39,7 @@ FEATURES: tuple[str, ...] = (
     "broader_mentioned",  # candidates of this paper that lie above it
     "dataset",
     "tool",  # a model, library, metric or other thing a paper uses
+    "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
 )
@@ -53,6 +54,7 @@ class ConceptFacts:
     ancestors: dict[str, frozenset[str]]
     datasets: frozenset[str]
     tools: frozenset[str]
+    umbrellas: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, scheme: Scheme) -> ConceptFacts:
@@ -70,6 +72,7 @@ class ConceptFacts:
             ancestors=ancestors,
             datasets=frozenset(i for i, k in kinds.items() if KG + "Dataset" in k),
             tools=frozenset(i for i, k in kinds.items() if k & tool_kinds),
+            umbrellas=frozenset(i for i, k in kinds.items() if KG + "Umbrella" in k),
         )
 
 
@@ -127,6 +130,7 @@ def candidate_rows(
             float(len(above & present)),
             float(c in facts.datasets),
             float(c in facts.tools),
+            float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
         ])
@@ -138,9 +142,20 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL = (
-    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool")
+_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA = (
+    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella")
 )
+
+
+def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
+    """Which of a paper's candidates are subjects, from (probability, eligible) pairs: those at the threshold that
+    `eligible` allows. A paper none of whose candidates passes both keeps the most probable one at the threshold:
+    an abstract that names neural networks only to set the scene is still about something kg can find it by."""
+    chosen = [p >= threshold and ok for p, ok in scores]
+    if scores and not any(chosen):
+        best = max(range(len(scores)), key=lambda i: scores[i][0])
+        chosen[best] = scores[best][0] >= threshold
+    return chosen
 
 
 def eligible(row: Sequence[float]) -> bool:
@@ -150,13 +165,14 @@ def eligible(row: Sequence[float]) -> bool:
     as", "compared to": what the paper sets itself against, or examples), only as an item of an
     enumeration (settings, baselines, application areas), and, outside the sentences that say what
     the paper does, neither what only the closing sentence names (the evaluation set-up, an outlook)
-    nor a model, tool or metric (a baseline, the model a method is applied to). Author keywords are too few
-    to teach this; on them each rule is neutral (F1 within 0.001) and raises precision.
+    nor a model, tool or metric (a baseline, the model a method is applied to), nor an umbrella concept
+    ("machine learning" in "Machine learning has transformed science"). Author keywords are too few to
+    teach this; on them each rule is neutral (F1 within 0.001) and raises precision.
     """
     if row[_IN_TITLE] == 1.0:
         return True
     return not (
         row[_PASSING] == 1.0
         or row[_LISTED] == 1.0
-        or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0))
+        or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0))
     )

@@ -15,7 +15,7 @@ from ..scheme import KG, Scheme
 from . import acronyms, contributions, salience
 from .cleanup import Cleaned, clean
 from .cues import CueMatcher
-from .features import ConceptFacts, MentionNote, candidate_rows, eligible
+from .features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from .labels import label_tokens
 from .records import Extraction, Link, Mention, Method
 from .scorer import Scorer
@@ -331,11 +331,11 @@ class PhraseExtractor:
             start, end = r.cleaned.original(a, b)
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
         links = []
-        for concept, (p, may_be_subject) in zip(concepts, scores):
-            value = round(p, 3)
+        values = [(round(p, 3), ok) for p, ok in scores]
+        for concept, (value, _), subject in zip(concepts, values, choose(values, self.threshold)):
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
             title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
-            links.append(Link(concept, value, may_be_subject and value >= self.threshold, ms, concept in self.datasets, title_ms))
+            links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..extract.features import FEATURES, eligible
+from ..extract.features import FEATURES, choose, eligible
 from ..extract.matcher import PhraseExtractor
 from ..extract.scorer import Scorer
 from ..ingest import Paper
@@ -111,10 +111,14 @@ def train(entries: Sequence[KeywordPaper], scheme: Scheme, folds: int = FOLDS, t
 
 def evaluate(data: Table, probabilities: Sequence[float], threshold: float, hierarchy: Hierarchy, titled: bool) -> KeywordEvaluation:
     """The keyword rule's figures for the subjects that `threshold` makes of the given probabilities."""
+    rows_of: dict[int, list[int]] = {}
+    for i, paper in enumerate(data.paper):
+        if data.titled[i] == titled:
+            rows_of.setdefault(paper, []).append(i)
     predicted: dict[str, set[str]] = {e.id: set() for e in data.papers}
-    for i, p in enumerate(probabilities):
-        if data.titled[i] == titled and p >= threshold and eligible(data.rows[i]):
-            predicted[data.papers[data.paper[i]].id].add(data.concept[i])
+    for paper, rows in rows_of.items():
+        chosen = choose([(probabilities[i], eligible(data.rows[i])) for i in rows], threshold)
+        predicted[data.papers[paper].id].update(data.concept[i] for i, c in zip(rows, chosen) if c)
     return score_keywords(data.papers, predicted, hierarchy)
 
 
