@@ -134,6 +134,8 @@ def test_contrast_is_not_a_subject(extractor):
      "reward-design", "inverse-reinforcement-learning"),
     ("We train energy-based models that resist attacks without the need for adversarial training.",
      "adversarial-training", "energy-based-model"),
+    ("We propose a recurrent model for video action anticipation, a task that diverges from action recognition.",
+     "action-recognition", "recurrent-neural-network"),
 ])
 def test_what_a_paper_does_without_or_is_inspired_by_is_in_passing(bundled, text, passing, topic):
     """From an expert's reading of 2024 abstracts: "inspired by X", "removing the need for X", "without the need for X"."""

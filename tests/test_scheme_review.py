@@ -159,6 +159,15 @@ def _extractor():
     ("Stacked auto-encoders learn compressed codes of the images.", "autoencoder", None),
     ("Sub-population shift hurts the worst group most.", "subpopulation-shift", None),
     ("Molecular conformation optimization minimises the energy of a molecule.", "molecular-machine-learning", "molecular-conformation-generation"),
+    ("Efficient exploration lets the agent find rewards that a greedy policy misses.", "exploration", None),
+    ("We recommend items to users from their ratings, and the recommendations improve clicks.", "recommender-system", None),
+    ("Transduction uses the unlabeled test set: we label it with a semi-supervised graph method.", "transductive-learning", None),
+    ("Variance reduction speeds up stochastic methods for finite-sum convex problems.", "variance-reduction", None),
+    ("Self-consistency samples several reasoning paths and takes a majority vote over their answers.", "self-consistency", None),
+    ("Learning from AI feedback aligns the model with preferences without human labels.", "reinforcement-learning-from-ai-feedback", None),
+    ("We learn locomotion policies for a quadruped robot on rough terrain.", "legged-locomotion", None),
+    ("Neural radiance fields with a hash-grid positional encoding render novel views.", "positional-encoding", "transformer"),
+    ("We report the kernel inception distance of the samples.", "generative-model-evaluation", "frechet-inception-distance"),
 ])
 def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, meant: str, not_meant: str | None) -> None:
     found = _found(text)
@@ -221,6 +230,14 @@ def test_ambiguous_labels_link_in_the_sense_the_abstract_supports(text: str, mea
     ("Split inference lowers the latency of DNNs in edge computing scenarios.", "on-device-learning"),
     ("We predict hidden units in StarCraft from human replays with a convolutional network.", "deep-reinforcement-learning"),
     ("The attack steals user data from gradients even for large batch sizes of up to 512.", "large-batch-training"),
+    ("These questions need further exploration; our exploration of the latent space finds clusters.", "exploration"),
+    ("We give practical recommendations for how to scale the training of language models.", "recommender-system"),
+    ("Sequence to sequence transduction maps a sentence in one language to another.", "transductive-learning"),
+    ("An action-dependent baseline for variance reduction of policy gradients.", "variance-reduction"),
+    ("We evaluate the self-consistency of code models across tasks.", "self-consistency"),
+    ("Guiding search through AI feedback, an LM judges the quality of generated poems.", "reinforcement-learning-from-ai-feedback"),
+    ("Zebrafish locomotion is described by stereotyped bouts of swimming.", "legged-locomotion"),
+    ("Grokking appears under vanilla gradient descent with the MSE loss.", "saliency-map"),
 ])
 def test_a_label_read_in_another_sense_links_nothing(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
@@ -232,6 +249,12 @@ def test_labels_an_expert_found_missing_link_where_they_should(scheme: scheme_.S
     assert "optimization" in _found("We propose a new optimizer that uses curvature information.")
     (bias,) = _found("Machine learning models can exhibit racial biases.") & {"algorithmic-bias"}
     assert KGC + "fairness" in scheme.ancestors(KGC + bias) and KGC + "large-language-model" not in scheme.ancestors(KGC + bias)
+
+
+def test_a_hyphenated_form_of_an_ambiguous_label_needs_the_sense_too() -> None:
+    """"Counter-Factual" in a title is the ambiguous "counterfactual" split: without causal words it links nothing."""
+    assert "counterfactual-reasoning" not in _found("We perturb failed demonstrations.", "Grounding Plans Through Counter-Factual Perturbations")
+    assert "counterfactual-reasoning" in _found("Counterfactual outcomes under interventions in a structural causal model.", "Counter-factual reasoning")
 
 
 def test_an_idiom_in_a_title_is_no_mention() -> None:

@@ -80,6 +80,11 @@ def _folded(text: str) -> str:
     return " ".join(_norm(w) for w in text.replace("-", " ").split())
 
 
+def _joined(text: str) -> str:
+    """A label or matched text folded and with its words run together: every spacing and hyphenation of it alike."""
+    return "".join(_folded(text).split())
+
+
 def _variants(label: str) -> set[str]:
     """A label with each gap between its words written as a space or a hyphen, and with hyphens dropped.
 
@@ -180,7 +185,8 @@ class SenseMatcher:
 
         self.strings = nlp.vocab.strings
         self.ambiguous = {c.iri: frozenset(c.ambiguous) for c in scheme.concepts.values() if c.senses and c.ambiguous}
-        self.folded = {iri: frozenset(_folded(a) for a in labels if a.islower()) for iri, labels in self.ambiguous.items()}
+        # compared without spaces or hyphens: the label's variants ("counter-factual", "fewshot") are doubtful too
+        self.folded = {iri: frozenset(_joined(a) for a in labels if a.islower()) for iri, labels in self.ambiguous.items()}
         self.matcher = PhraseMatcher(nlp.vocab, attr="NORM")
         for c in scheme.concepts.values():
             if c.iri in self.ambiguous:
@@ -190,7 +196,7 @@ class SenseMatcher:
         """The spans, less ambiguous-label matches whose sense the paper does not support."""
         doubtful = [
             s for s in spans if s[0] in self.ambiguous
-            and (_base(text[s[1] : s[2]]) in self.ambiguous[s[0]] if s[3] else _folded(text[s[1] : s[2]]) in self.folded[s[0]])
+            and (_base(text[s[1] : s[2]]) in self.ambiguous[s[0]] if s[3] else _joined(text[s[1] : s[2]]) in self.folded[s[0]])
         ]
         if not doubtful:
             return spans
