@@ -120,6 +120,12 @@ def test_cleanup_maps_every_word_back_to_itself(pieces):
             at = c.text.find(word, at + 1)
 
 
+def test_big_o_in_math_is_no_acronym() -> None:
+    """'$\\mathcal{O}(\\sqrt{T})$' kept its letters as 'OT' and linked optimal transport; '$k$-means' keeps its letter."""
+    assert clean("a regret of ${\\mathcal{O}}(\\sqrt{T})$ and $\\mathcal{O}(T)$ memory").text == "a regret of X and X memory"
+    assert clean("$k$-means and $L_2$ loss").text == "k-means and L2 loss"
+
+
 def test_contrast_is_not_a_subject(extractor):
     (ex,) = run(extractor, "Unlike diffusion models, we propose a generative adversarial network for fast sampling.")
     got = links(ex)

@@ -85,9 +85,10 @@ def _sub(
 
 
 def _math(m: re.Match[str]) -> str:
-    """Short math ($k$, $2$, $\\ell_1$) keeps its letters so '$k$-means' reads 'k-means'; longer math is 'X'."""
+    """Short math ($k$, $2$, $\\ell_1$) keeps its letters so '$k$-means' reads 'k-means'; longer math, and any
+    with a bracket ($\\mathcal{O}(T)$ is no 'OT', optimal transport), is 'X'."""
     inner = re.sub(r"\\[a-zA-Z]+|[^A-Za-z0-9]", "", m.group(0))
-    return inner if 0 < len(inner) <= 2 else "X"
+    return inner if 0 < len(inner) <= 2 and "(" not in m.group(0) else "X"
 
 
 def _tag(m: re.Match[str]) -> str:
