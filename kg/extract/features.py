@@ -54,7 +54,7 @@ class ConceptFacts:
     ancestors: dict[str, frozenset[str]]
     datasets: frozenset[str]
     tools: frozenset[str]
-    umbrellas: frozenset[str] = frozenset()
+    umbrellas: frozenset[str]
 
     @classmethod
     def of(cls, scheme: Scheme) -> ConceptFacts:
