@@ -4,7 +4,8 @@ A `Writer` takes the triples one at a time (a build hands them over as it serial
 is kept in memory), stores the rows the named queries read, and on `close` makes the derived
 tables and publishes the file. What it holds:
 
-* `term`: each term the answers can name, once (kind, value, datatype, language); typed literals as
+* `term`: each term the answers can name, once (kind, value, datatype, language; a view over `term_row`'s value
+  and type and `term_type`'s kinds, datatypes and languages, so an answer reads a string and a small integer); typed literals as
   the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
 * `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one
   view per predicate (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
@@ -12,8 +13,9 @@ tables and publishes the file. What it holds:
   quote); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
   no query names them (they are most of a graph's triples);
 * made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
-  above its subjects), `concept_count`, `trend_count`, `pair`, and `listing` (each paper's identifier, label
-  and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers);
+  above its subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label
+  and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers)
+  and `listed` (papers-by-concept's rows for each subject, numbered in its order, so a roll-up needs no sort);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
   lowercases (kg.qindex.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
 """
@@ -56,7 +58,11 @@ BATCH = 50_000
 
 _TABLES = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)",
-    "CREATE TABLE term(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL, datatype TEXT, lang TEXT)",
+    # a term is a value and a type (kind, datatype, language: a graph has a handful), read through the view `term`
+    "CREATE TABLE term_type(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, datatype TEXT, lang TEXT)",
+    "CREATE TABLE term_row(id INTEGER PRIMARY KEY, type INTEGER NOT NULL, value TEXT NOT NULL)",
+    "CREATE VIEW term(id, kind, value, datatype, lang) AS SELECT term_row.id, kind, value, datatype, lang FROM term_row "
+    "JOIN term_type ON term_type.id = term_row.type",
     "CREATE TABLE triple(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL, PRIMARY KEY(p, s, o)) WITHOUT ROWID",
     "CREATE TABLE mention(paper INTEGER NOT NULL, target INTEGER NOT NULL, body INTEGER NOT NULL, score INTEGER NOT NULL, "
     "start INTEGER NOT NULL, end_ INTEGER NOT NULL, exact INTEGER NOT NULL)",
@@ -66,7 +72,7 @@ _TABLES = (
     # contentless, no positions: an AND of trigrams needs no more (the text table has the bodies)
     "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='trigram case_sensitive 1', detail='none', content='')",
     "CREATE INDEX triple_pos ON triple(p, o, s)",
-    "CREATE INDEX term_value ON term(value)",
+    "CREATE INDEX term_value ON term_row(value)",
     "CREATE INDEX text_paper ON text(paper)",
     "CREATE INDEX lowered_text ON lowered(text)",
     "CREATE INDEX mention_paper ON mention(paper)",
@@ -79,7 +85,7 @@ _STAGED = (
 # Made from the tables above, again after an update adds triples.
 _DERIVED = (
     "DROP TABLE IF EXISTS above", "DROP TABLE IF EXISTS rollup", "DROP TABLE IF EXISTS concept_count",
-    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair", "DROP TABLE IF EXISTS listing",
+    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair", "DROP TABLE IF EXISTS listing", "DROP TABLE IF EXISTS listed",
     # skos:broader+ from every term with a broader concept (cycles end: UNION keeps each pair once)
     "CREATE TABLE above(n INTEGER NOT NULL, a INTEGER NOT NULL, PRIMARY KEY(n, a)) WITHOUT ROWID",
     "INSERT INTO above WITH RECURSIVE up(n, a) AS (SELECT s, o FROM broader UNION SELECT up.n, b.o FROM up JOIN broader AS b ON b.s = up.a) "
@@ -106,6 +112,14 @@ _DERIVED = (
     "DENSE_RANK() OVER (ORDER BY ty.value DESC, tl.value, tp.value), i.o, l.o, y.o FROM identifier AS i JOIN label AS l ON l.s = i.s "
     "LEFT JOIN year AS y ON y.s = i.s LEFT JOIN term AS ty ON ty.id = y.o JOIN term AS tl ON tl.id = l.o "
     "JOIN term AS tp ON tp.id = i.s JOIN term AS ti ON ti.id = i.o",
+    # papers-by-concept's rows for every subject and prefLabel of it, numbered in its order (listing.rank,
+    # STR(?via) STR(?viaLabel), listing.pos): a roll-up reads the rows of its concepts in seq order, no sort
+    "CREATE TABLE listed(seq INTEGER PRIMARY KEY, concept INTEGER NOT NULL, name INTEGER NOT NULL, paper INTEGER NOT NULL, "
+    "identifier INTEGER NOT NULL, label INTEGER NOT NULL, year INTEGER)",
+    "INSERT INTO listed SELECT ROW_NUMBER() OVER (ORDER BY listing.rank, tv.value, tn.value, listing.pos), subject.o, "
+    "pref_label.o, listing.paper, listing.identifier, listing.label, listing.year FROM listing JOIN subject ON subject.s = listing.paper "
+    "JOIN pref_label ON pref_label.s = subject.o JOIN term AS tv ON tv.id = subject.o JOIN term AS tn ON tn.id = pref_label.o",
+    "CREATE INDEX listed_concept ON listed(concept, seq)",
 )
 
 
@@ -153,7 +167,8 @@ class Writer:
         self.staged_code = {iri: i for i, iri in enumerate(ANNOTATION)}
         self.ids: dict[tuple, int] = {}
         self.fast: dict[Any, int] = {}  # the same, by pyoxigraph term (no conversion for a term seen before)
-        self.next_id = 1 + self.db.execute("SELECT COALESCE(MAX(id), 0) FROM term").fetchone()[0]
+        self.next_id = 1 + self.db.execute("SELECT COALESCE(MAX(id), 0) FROM term_row").fetchone()[0]
+        self.types = {tuple(row): i for i, *row in self.db.execute("SELECT id, kind, datatype, lang FROM term_type")}
         self.known = base is not None  # terms may be in the copied table already
         self.terms: list[tuple] = []
         self.rows: list[tuple[int, int, int]] = []
@@ -179,7 +194,11 @@ class Writer:
             found = row[0] if row else None
         if found is None:
             found, self.next_id = self.next_id, self.next_id + 1
-            self.terms.append((found, *key))
+            kind = (t.kind, t.datatype, t.lang)
+            if kind not in self.types:
+                self.types[kind] = len(self.types) + 1
+                self.db.execute("INSERT INTO term_type VALUES (?, ?, ?, ?)", (self.types[kind], *kind))
+            self.terms.append((found, self.types[kind], t.value))
         self.ids[key] = found
         return found
 
@@ -225,7 +244,7 @@ class Writer:
             self.failed = exc
 
     def _flush(self) -> None:
-        self.db.executemany("INSERT INTO term VALUES (?, ?, ?, ?, ?)", self.terms)
+        self.db.executemany("INSERT INTO term_row VALUES (?, ?, ?)", self.terms)
         self.db.executemany("INSERT OR IGNORE INTO triple VALUES (?, ?, ?)", self.rows)
         self.db.executemany("INSERT INTO staged VALUES (?, ?, ?)", self.staged)
         self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -30,7 +30,7 @@ from .results import Results, Term
 from .vocabulary import XSD
 
 SUFFIX = ".kg-query.sqlite"
-SCHEMA = 3  # raised when the tables change: an index of another schema is stale
+SCHEMA = 5  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:
@@ -146,6 +146,9 @@ def _run(db: sqlite3.Connection, name: str, sql: str, terms: Mapping[str, Term],
     return Results("select", variables, _decode(db, columns, rows, list(terms.values())), truncated=truncated, name=name)
 
 
+_TERM = partial(tuple.__new__, Term)
+
+
 def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[Term]) -> tuple[tuple[Term | None, ...], ...]:
     """Rows of term ids (and typed values) as rows of Terms: column by column, each distinct term read and made once."""
     if not rows:
@@ -154,11 +157,13 @@ def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[
     typed = {i: XSD + c.split("__")[1] for i, c in enumerate(columns) if "__" in c}
     terms: dict[Any, Term | None] = {None: None, **{-1 - i: t for i, t in enumerate(bound)}}
     ids = set().union(*(cells[i] for i in range(len(columns)) if i not in typed)).difference(terms)
-    found = db.execute("SELECT term.id, kind, term.value, datatype, lang FROM json_each(?) AS j CROSS JOIN term ON term.id = j.value",
+    found = db.execute("SELECT t.id, t.type, t.value FROM json_each(?) AS j CROSS JOIN term_row AS t ON t.id = j.value",
                        (str(list(ids)),)).fetchall()
-    if found:
-        key, *parts = zip(*found)  # id; kind, value, datatype, lang
-        terms.update(zip(key, map(Term._make, zip(*parts))))
+    if found:  # C-level zips and maps: no Python call per term
+        types = {i: row for i, *row in db.execute("SELECT id, kind, datatype, lang FROM term_type")}
+        kinds, datatypes, langs = ({i: row[k] for i, row in types.items()}.__getitem__ for k in range(3))
+        key, code, value = zip(*found)
+        terms.update(zip(key, map(_TERM, zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))))
     for i, datatype in typed.items():  # a computed value: a literal of the column's type
         cells[i] = tuple(map({v: None if v is None else Term("literal", str(v), datatype) for v in set(cells[i])}.__getitem__, cells[i]))
     return tuple(zip(*(cells[i] if i in typed else map(terms.__getitem__, cells[i]) for i in range(len(columns)))))

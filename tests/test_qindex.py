@@ -200,8 +200,8 @@ def test_a_wrong_order_is_caught(tmp_path: Path) -> None:
     import sqlite3
 
     shipped = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8")
-    assert "ORDER BY listing.rank" in shipped
-    sql = shipped.replace("ORDER BY listing.rank", "ORDER BY -listing.rank")  # the years (and all) the other way
+    assert "ORDER BY seq" in shipped
+    sql = shipped.replace("ORDER BY seq", "ORDER BY -seq")  # the years (and all) the other way
     db = sqlite3.connect(index)
     rows = db.execute(sql, {"concept": BASE + "concept/0", "concept_term": -1}).fetchall()
     assert [r[1] for r in rows] != [db.execute("SELECT id FROM term WHERE value = ?", (r[1].value,)).fetchone()[0] for r in right.rows]
