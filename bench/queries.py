@@ -4,8 +4,8 @@
 
 One run, in this order, each step a fresh process where it says so:
   1. a corpus of --papers (bench/bench.py's make_corpus: the real abstracts, then copies with new ids);
-  2. `kg build CORPUS --no-render` (a process: wall time, peak RSS), which writes the graph, its sidecar
-     index and its query index (kg.qindex);
+  2. `kg build CORPUS --no-render` (a process: wall time, peak RSS), which writes the graph and its
+     query index (kg.qindex);
   3. the query index alone, written again from the graph's triples held in memory (what the build does
      after serializing): its time and size against the build's;
   4. `kg analyze` (a process), so that communities, related-concepts and similar-papers have rows;

@@ -134,9 +134,6 @@ def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
             if queries is not None:
                 queries.abort()
             raise
-        # The sidecar index lets a later `kg build --update` skip parsing the graph (see kg.index).
-        if name in graph_index.INDEXED:
-            graph_index.write(path, graph_index.of_papers(built.papers, built.extractions, built.scheme, built.ns), stamped)
         if queries is not None:
             queries.close(stamped)
     return path

@@ -83,7 +83,7 @@ def _extract_part(task: _Task, *, config: Config, folder: str, build_iri: str, s
     """Extract one partition and write its shard (runs on a worker); return the shard's entry."""
     import pyoxigraph as ox
 
-    from .index import digest
+    from .facts import digest
 
     with _LOCK:
         run = _extractor(config)

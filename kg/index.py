@@ -1,37 +1,25 @@
-"""The sidecar index of a graph file: what `kg build --update` must know about the papers already in it.
+"""What `kg build --update` must know of a graph file, and the stamp that says which version of a file an index describes.
 
-`graphs/x.ttl` gets `graphs/x.kg-index.json`, written by every build and update of a Turtle or
-N-Triples graph, just after the graph itself. It is stamped with the size, modification time and a
-hash of the last 64 KiB of the graph it describes, so an index that no longer matches its graph
-(the file was edited, replaced, or written by another tool) is ignored. An update reads the index
-instead of parsing the whole graph (2.4 million triples, ~9 s at 21k papers); with no usable index
-it makes one streaming pass over the graph, keeping only the few predicates it needs.
+The update reads the papers already in a graph (their ids and abstract hashes, the builds, authors,
+venues and scheme versions) from the graph's query index (kg.qindex.known), which every build and
+update writes; with no fresh index (one is made by parsing the file), from one streaming pass over
+the graph (`scan`). The stamp is the graph file's size, modification time and a hash of its last
+64 KiB: an index made for another version of the file is stale and never read.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Sequence
+from typing import IO
 
-from . import graphio, triples
-from .atomic import atomic_write
-from .defaults import VERSION as __version__
-from .errors import InputError, KgError
-from .extract import Extraction
-from .facts import digest
-from .facts import of_triples as of_facts
-from .ingest import Paper
-from .scheme import Scheme
-from .vocabulary import Namespaces, slug
+from . import graphio
+from .errors import InputError
+from .facts import digest, of_triples
 
-SUFFIX = ".kg-index.json"
-FORMAT = 2  # bump when the fields change: an index of another format is ignored
 TAIL = 1 << 16  # bytes at the end of the graph hashed into the stamp: appends and edits there change it
-INDEXED = ("ttl", "nt")  # the formats an update appends to (others are rewritten whole anyway)
 
 
 @dataclass(frozen=True)
@@ -45,130 +33,21 @@ class GraphIndex:
     venues: frozenset[str] = frozenset()  # fabio:ConferenceProceedings IRIs
     versions: frozenset[str] = frozenset()  # kg:schemeVersion values
 
-    def merged(self, more: GraphIndex) -> GraphIndex:
-        """This index followed by that of triples appended after it (papers disjoint from this one's)."""
-        return GraphIndex(
-            {**self.digests, **more.digests},
-            {**self.ids, **more.ids},
-            (*self.builds, *more.builds),
-            self.authors | more.authors,
-            self.venues | more.venues,
-            self.versions | more.versions,
-        )
-
-
-def index_path(graph: str | Path) -> Path:
-    """Where the index of a graph file lives: beside it, `x.ttl` → `x.kg-index.json`."""
-    graph = Path(graph)
-    return graph.with_name(graph.stem + SUFFIX)
-
-
-def of_triples(triples: Iterable) -> GraphIndex:
-    """The index of a stream of triples (or quads), in one pass (kg.facts reads them)."""
-    facts = of_facts(triples)
-    return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
-                      facts.authors, facts.venues, facts.versions)
-
-
-def of_papers(
-    papers: Sequence[Paper], extractions: Sequence[Extraction], scheme: Scheme, ns: Namespaces = Namespaces()
-) -> GraphIndex:
-    """The index of the graph a full build writes, from its papers and extractions (no triples parsed).
-
-    It must equal `of_triples` of that graph (tested): the IRIs are made as kg.triples makes them.
-    """
-    segments = triples.paper_slugs(p.id for p in papers)
-    digests: dict[str, str] = {}
-    ids: dict[str, str] = {}
-    authors: set[str] = set()
-    venues: set[str] = set()
-    for paper in papers:
-        iri = f"{ns.base}paper/{segments[paper.id]}"
-        digests[iri] = digest(paper.abstract)
-        ids[paper.id] = iri
-        authors.update(f"{ns.base}author/{slug(name)}" for name in paper.authors)
-        if paper.venue:
-            venues.add(f"{ns.base}venue/{slug(paper.venue)}")
-    # The scheme's own triples are few: scan them rather than assume what they hold.
-    build = triples.build_node(papers, ns).value
-    built = GraphIndex(digests, ids, (build,), frozenset(authors), frozenset(venues), frozenset(scheme.versions))
-    return of_triples(scheme.triples).merged(built)
-
 
 def scan(graph: str | Path) -> GraphIndex:
-    """The index of a graph file by one streaming pass over it (no list of all its triples)."""
+    """What a graph file holds, by one streaming pass over it (kg.facts reads the triples)."""
     import pyoxigraph as ox
 
     graph = Path(graph)
     rdf_format = getattr(ox.RdfFormat, graphio.FORMATS[graphio.format_for(None, graph)][0])
     try:
-        return of_triples(ox.parse(path=str(graph), format=rdf_format))
+        facts = of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:
         raise InputError(f"{graph}: no such graph file; build it first with 'kg build INPUT -o {graph}'") from None
     except SyntaxError as exc:
         raise InputError(f"{graph}: not valid RDF ({exc})") from None
-
-
-def read(graph: str | Path) -> GraphIndex | None:
-    """The index beside a graph file if it was written for the file as it is now; else None."""
-    graph = Path(graph)
-    try:
-        data = json.loads(index_path(graph).read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT or data.get("stamp") != stamp(graph):
-            return None
-        return GraphIndex(
-            dict(data["digests"]),
-            dict(data["ids"]),
-            tuple(data["builds"]),
-            frozenset(data["authors"]),
-            frozenset(data["venues"]),
-            frozenset(data["versions"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # missing, unreadable or not ours: the caller scans the graph
-
-
-def load(graph: str | Path) -> tuple[GraphIndex, dict | None]:
-    """The index of a graph file: from its sidecar when fresh, else by scanning the file.
-
-    With a scanned index comes the stamp of the file as it was before the scan, to write the index
-    with (a file that changes during the scan then gets a stale index, not a wrong one); None when
-    the sidecar was fresh.
-    """
-    found = read(graph)
-    if found is not None:
-        return found, None
-    before = stamp(Path(graph)) if Path(graph).is_file() else None
-    return scan(graph), before
-
-
-def write(graph: str | Path, index: GraphIndex, stamped: dict | None) -> Path | None:
-    """Write the index of a graph file, with the stamp of that file as it was indexed; None if not written.
-
-    Best effort: the index only saves time, so a folder that takes the graph but not the index (a
-    full disk) must not fail the build; the next update then scans the graph.
-    """
-    graph = Path(graph)
-    path = index_path(graph)
-    if stamped is None or graphio.format_for(None, graph) not in INDEXED:
-        return None
-    data = {
-        "format": FORMAT,
-        "kg": __version__,
-        "stamp": stamped,
-        "builds": list(index.builds),
-        "versions": sorted(index.versions),
-        "ids": index.ids,
-        "digests": index.digests,
-        "authors": sorted(index.authors),
-        "venues": sorted(index.venues),
-    }
-    try:
-        with atomic_write(path) as stream:
-            stream.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-    except (KgError, OSError):
-        return None
-    return path
+    return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
+                      facts.authors, facts.venues, facts.versions)
 
 
 def stamp(graph: Path) -> dict:

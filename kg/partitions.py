@@ -87,7 +87,7 @@ def records(part: Part, first_line: int = 1, body: str | None = None) -> Iterato
 
 def scan(part: Part, hashes: bool = True) -> Scanned:
     """The first pass over a partition (run on a worker): lines, ids, problems, and the abstracts' hashes if asked."""
-    from .index import digest
+    from .facts import digest
 
     ids: list[str] = []
     wheres: list[str] = []

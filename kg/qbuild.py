@@ -16,6 +16,8 @@ tables and publishes the file. What it holds:
   above its subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label
   and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers)
   and `listed` (papers-by-concept's rows for each subject, numbered in its order, so a roll-up needs no sort);
+* `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
+  holds (kg.qindex.known);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
   lowercases (kg.qindex.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
 """
@@ -31,10 +33,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import KgError
+from .facts import digest
 from .index import stamp
 from .qindex import index_path, lowercase, nul_free, stamp_text
 from .results import Term
-from .vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
+from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
 
 TYPE = RDF + "type"
 # view name -> predicate: the triples kept (a NAME.sql reads the views)
@@ -44,9 +47,11 @@ PREDICATES: dict[str, str] = {
     "year": FABIO + "hasPublicationYear", "proposes": KG + "proposes", "on_property": KG + "onProperty",
     "size": KG + "size", "member": KG + "member", "pagerank": KG + "pagerank", "concept": KG + "concept",
     "weight": KG + "weight", "jaccard": KG + "jaccard", "pmi": KG + "pmi", "paper": KG + "paper", "cosine": KG + "cosine",
-    "shared_concepts": KG + "sharedConcepts",
+    "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion",
 }
-TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity"})
+# the types kept: the queries' and those an update reads (kg.qindex.known: builds, authors, venues)
+TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity",
+                   PROV + "Activity", FOAF + "Person", FABIO + "ConferenceProceedings"})
 # The annotation predicates, staged and joined into `mention` and `quote`; True: the object is an annotation node too.
 ANNOTATION = {OA + "hasBody": False, OA + "hasTarget": True, OA + "hasSource": False, OA + "hasSelector": True,
               OA + "exact": False, OA + "start": False, OA + "end": False, KG + "score": False}
@@ -69,6 +74,7 @@ _TABLES = (
     "CREATE TABLE quote(body INTEGER NOT NULL, paper INTEGER NOT NULL, exact INTEGER NOT NULL)",
     "CREATE TABLE text(id INTEGER PRIMARY KEY, paper INTEGER NOT NULL, body TEXT NOT NULL)",
     "CREATE TABLE lowered(term INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+    "CREATE TABLE digest(paper INTEGER PRIMARY KEY, sha256 TEXT NOT NULL)",  # of each paper's abstract, for updates
     # contentless, no positions: an AND of trigrams needs no more (the text table has the bodies)
     "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='trigram case_sensitive 1', detail='none', content='')",
     "CREATE INDEX triple_pos ON triple(p, o, s)",
@@ -338,6 +344,8 @@ class Writer:
             return done
 
         for paper, is_abstract, value, string in papers:
+            if is_abstract:
+                db.execute("INSERT OR REPLACE INTO digest VALUES (?, ?)", (paper, digest(value)))
             if paper != current:
                 emit()
                 if len(bodies) >= 5000:

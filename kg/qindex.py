@@ -24,13 +24,13 @@ from typing import Any, Iterable, Mapping
 
 from .catalog import NamedQuery, bind
 from .defaults import VERSION
-from .index import stamp
+from .index import GraphIndex, stamp
 from .resources import data_path
 from .results import Results, Term
-from .vocabulary import XSD
+from .vocabulary import FABIO, FOAF, PROV, XSD
 
 SUFFIX = ".kg-query.sqlite"
-SCHEMA = 5  # raised when the tables change: an index of another schema is stale
+SCHEMA = 6  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:
@@ -58,6 +58,26 @@ def fresh(graph: str | Path) -> Path | None:
         return path if found is not None and found[0] == stamp_text(graph, stamp(graph)) else None
     except (sqlite3.Error, OSError):
         return None
+    finally:
+        db.close()
+
+
+def known(index: Path) -> GraphIndex:
+    """What `kg build --update` must know of the graph of a fresh index: its papers, builds, authors, venues, scheme versions."""
+    db = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        def values(sql: str, *args: str) -> list:
+            return db.execute(sql, args).fetchall()
+
+        typed = "SELECT t.value FROM a JOIN term AS t ON t.id = a.s JOIN term AS k ON k.id = a.o WHERE k.value = ? ORDER BY a.s"
+        return GraphIndex(
+            dict(values("SELECT t.value, d.sha256 FROM digest AS d JOIN term AS t ON t.id = d.paper")),
+            dict(values("SELECT i.value, p.value FROM identifier JOIN term AS i ON i.id = identifier.o JOIN term AS p ON p.id = identifier.s")),
+            tuple(v for (v,) in values(typed, PROV + "Activity")),
+            frozenset(v for (v,) in values(typed, FOAF + "Person")),
+            frozenset(v for (v,) in values(typed, FABIO + "ConferenceProceedings")),
+            frozenset(v for (v,) in values("SELECT t.value FROM scheme_version JOIN term AS t ON t.id = scheme_version.o")),
+        )
     finally:
         db.close()
 

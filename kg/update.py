@@ -15,8 +15,8 @@ papers are `prov:wasGeneratedBy` it. Updating with inputs that are all in the gr
 leaves the file untouched, byte for byte. Turtle and N-Triples graphs are appended to (the old
 bytes copied by the kernel, the new papers' triples serialized after them); other formats, and a
 graph with a changed paper, are read whole and rewritten. What the update knows of the graph (its
-papers' ids and abstract hashes, builds, authors, venues, scheme version) comes from the sidecar
-index beside it (kg.index), or from one streaming pass over the graph when that is missing or stale.
+papers' ids and abstract hashes, builds, authors, venues, scheme version) comes from the graph's
+query index (kg.qindex.known), made by one parse of the graph when it is missing or stale.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ from . import index as graph_index
 from . import scheme as scheme_
 from .atomic import atomic_write, locked, refuse_overwrite
 from .errors import InputError, UsageError
-from .index import digest
+from .facts import digest
 from .vocabulary import DEFAULT_BASE, OA, Namespaces
+
+APPENDABLE = ("ttl", "nt")  # the formats an update appends to (others are rewritten whole)
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,8 @@ def _update(
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)
     before = graph_index.stamp(graph)  # the graph as read: checked again before the result replaces it
-    existing, scanned = graph_index.load(graph)  # scanned: the stamp of the graph the index was scanned from
-    queries = qindex.fresh(graph)  # the query index of the graph as read: an append adds to a copy of it
+    queries = qbuild.ensure(graph)  # the graph's query index (made by one parse if missing): an append adds to a copy of it
+    existing = qindex.known(queries) if queries is not None else graph_index.scan(graph)
     if not existing.builds:
         raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
@@ -141,9 +143,8 @@ def _update(
             with atomic_write(out) as stream:
                 _copy(graph, stream)
                 stamped = graph_index.stamp_written(stream, out)
-            graph_index.write(out, existing, stamped)
-        elif scanned is not None:
-            graph_index.write(out, existing, scanned)  # so that the next update need not scan the graph
+            if queries is not None:
+                qbuild.write(out, (), stamped, base=queries)
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
@@ -152,17 +153,14 @@ def _update(
         *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
         *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
     ]
-    if replaced or fmt not in graph_index.INDEXED or graphio.format_for(None, graph) != fmt:
+    if replaced or fmt not in APPENDABLE or graphio.format_for(None, graph) != fmt or queries is None:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
         kept = _without(graphio.read_triples(graph), replaced)
         stamped = _rewrite(graph, out, kept, added, fmt, ns, before)
-        graph_index.write(out, graph_index.of_triples([*kept, *added]), stamped)
         qbuild.write(out, [*kept, *added], stamped)
     else:
         stamped = _append(graph, out, added, fmt, ns, before)
-        graph_index.write(out, existing.merged(graph_index.of_triples(added)), stamped)
-        if queries is not None:  # else it is made from the file when a named query needs it
-            qbuild.write(out, added, stamped, base=queries)
+        qbuild.write(out, added, stamped, base=queries)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
 

@@ -154,7 +154,9 @@ def test_update_replaces_a_paper_whose_abstract_changed(tmp_path: Path, corpus_l
         assert abstracts[paper][int(starts[pos]) : int(ends[pos])] == exact[quote]
     from kg import index
 
-    assert index.read(graph) == index.scan(graph)  # the rewritten graph has a fresh index too
+    from .test_index import indexed
+
+    assert indexed(graph) == index.scan(graph)  # the rewritten graph has a fresh index too
 
 
 def test_update_needs_an_existing_graph_and_inputs(tmp_path: Path) -> None:
@@ -182,8 +184,10 @@ def test_progress_bar_when_asked(tmp_path: Path, corpus_lines: list[str]) -> Non
 def test_update_leaves_an_index_equal_to_a_scan_of_the_result(updated: dict) -> None:
     from kg import index
 
+    from .test_index import indexed
+
     graph = updated["dir"] / "graph.ttl"
-    found = index.read(graph)
+    found = indexed(graph)
     assert found is not None and found == index.scan(graph)
     assert len(found.ids) == updated["n"] and len(found.builds) == 2
 
@@ -191,7 +195,9 @@ def test_update_leaves_an_index_equal_to_a_scan_of_the_result(updated: dict) -> 
 def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
     import shutil
 
-    from kg import index
+    from kg import index, qindex
+
+    from .test_index import indexed
 
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
@@ -207,10 +213,10 @@ def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_pa
         graph = folder / "g.ttl"
         shutil.copy2(b / "g.ttl", graph)
         if index_from is not None:
-            shutil.copy2(index.index_path(index_from / "g.ttl"), index.index_path(graph))
+            shutil.copy2(qindex.index_path(index_from / "g.ttl"), qindex.index_path(graph))
         result = kg.update(graph, [new])
         assert (result.added, result.replaced, result.unchanged) == (20, 0, 5), name
-        assert index.read(graph) == index.scan(graph), name
+        assert indexed(graph) == index.scan(graph), name
         results[name] = graph.read_bytes()
     assert results["fresh"] == results["missing"] == results["stale"]
     ids = [o for _, o in _objects(tmp_path / "stale" / "g.ttl", DCTERMS + "identifier")]
@@ -218,17 +224,19 @@ def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_pa
 
 
 def test_update_with_nothing_new_writes_only_a_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
-    from kg import index
+    from kg import index, qindex
+
+    from .test_index import indexed
 
     graph = tmp_path / "g.ttl"
     source = _write(tmp_path / "a.jsonl", corpus_lines[:10])
     kg.write(kg.build([source]), graph)
-    index.index_path(graph).unlink()
+    qindex.index_path(graph).unlink()
     before, stat = graph.read_bytes(), graph.stat()
     result = kg.update(graph, [source])
     assert not result.changed and result.unchanged == 10
     assert graph.read_bytes() == before and graph.stat().st_mtime_ns == stat.st_mtime_ns
-    assert index.read(graph) == index.scan(graph)
+    assert indexed(graph) == index.scan(graph)
     # To another file: a copy of the same bytes, with its own index.
     result = kg.update(graph, [source], output=tmp_path / "copy.ttl")
-    assert (tmp_path / "copy.ttl").read_bytes() == before and index.read(tmp_path / "copy.ttl") == index.scan(graph)
+    assert (tmp_path / "copy.ttl").read_bytes() == before and indexed(tmp_path / "copy.ttl") == index.scan(graph)

@@ -40,10 +40,10 @@ def test_a_cycle_ends_and_pairs_follow_the_key() -> None:
     assert pairs == {("x", "y"): 2, ("x", "z"): 1, ("y", "z"): 1}
 
 
-def test_one_reading_serves_the_index_and_the_analytics(sample_built) -> None:
-    from kg.index import of_triples
+def test_one_reading_serves_the_update_and_the_analytics(sample_ttl: Path) -> None:
+    from kg.index import scan
 
-    facts = read_facts(sample_built)
-    index = of_triples(sample_built.triples())
-    assert set(index.digests) == set(facts.abstracts) and len(index.ids) == len(facts.papers) == len(sample_built.papers)
+    facts = read_facts(sample_ttl)
+    index = scan(sample_ttl)
+    assert set(index.digests) == set(facts.abstracts) and len(index.ids) == len(facts.papers) == 38
     assert facts.subjects and all(p in facts.papers for p, _ in facts.subjects)

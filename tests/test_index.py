@@ -1,19 +1,25 @@
-"""The sidecar index of a graph: equal to a scan of the graph, ignored as soon as it no longer matches it."""
+"""What an update knows of a graph: read from its query index, equal to a scan of the graph, never from a stale index."""
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 import kg
-from kg import index
+from kg import index, qindex
 from kg.graphio import read_triples
 from kg.vocabulary import DCTERMS, FOAF, RDF
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
+
+
+def indexed(graph: Path) -> index.GraphIndex | None:
+    """What the query index beside a graph says of it, or None when that index is missing or stale."""
+    found = qindex.fresh(graph)
+    return qindex.known(found) if found is not None else None
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +34,10 @@ def authored_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kg.write(kg.build([source]), folder / "g.ttl")
 
 
-@pytest.mark.parametrize("graph", ["sample_ttl", "hostile_ttl", "authored_ttl"])
-def test_the_index_a_build_writes_equals_a_scan_of_its_graph(graph: str, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("graph", ["sample_ttl", "hostile_ttl", "authored_ttl", "sample_analyzed_ttl"])
+def test_the_index_a_build_writes_knows_what_a_scan_of_its_graph_finds(graph: str, request: pytest.FixtureRequest) -> None:
     ttl = request.getfixturevalue(graph)
-    written = index.read(ttl)
-    assert written is not None and index.index_path(ttl).is_file()
+    written = indexed(ttl)
     scanned = index.scan(ttl)
     assert written == scanned
     # And the scan itself says what the graph holds.
@@ -42,7 +47,7 @@ def test_the_index_a_build_writes_equals_a_scan_of_its_graph(graph: str, request
 
 
 def test_the_authored_graph_exercises_every_field(authored_ttl: Path) -> None:
-    found = index.read(authored_ttl)
+    found = indexed(authored_ttl)
     assert found is not None
     assert len(found.ids) == len(found.digests) == 40
     assert found.authors and found.venues and found.versions and len(found.builds) == 1
@@ -51,69 +56,52 @@ def test_the_authored_graph_exercises_every_field(authored_ttl: Path) -> None:
 def _copy(graph: Path, folder: Path) -> Path:
     folder.mkdir()
     out = folder / graph.name
-    out.write_bytes(graph.read_bytes())
-    os.utime(out, ns=(graph.stat().st_atime_ns, graph.stat().st_mtime_ns))
-    index.index_path(out).write_bytes(index.index_path(graph).read_bytes())
+    shutil.copy2(graph, out)
+    shutil.copy2(qindex.index_path(graph), qindex.index_path(out))
     return out
 
 
-def test_an_index_of_another_version_of_the_graph_is_ignored(authored_ttl: Path, tmp_path: Path) -> None:
+def test_an_index_of_another_version_of_the_graph_is_not_read(authored_ttl: Path, tmp_path: Path) -> None:
     graph = _copy(authored_ttl, tmp_path / "copy")
-    assert index.read(graph) is not None  # same bytes, same mtime: still valid beside the copy
+    assert indexed(graph) is not None  # same bytes, same mtime: still valid beside the copy
     st = graph.stat()
     data = bytearray(graph.read_bytes())
     data[-5] = ord("X") if data[-5] != ord("X") else ord("Y")  # same size; the mtime is put back below
     graph.write_bytes(bytes(data))
     os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert index.read(graph) is None
-    found, scanned = index.load(_copy(authored_ttl, tmp_path / "again"))
-    assert scanned is None and found == index.scan(authored_ttl)
-
-
-def test_an_appended_graph_or_a_touched_one_makes_the_index_stale(authored_ttl: Path, tmp_path: Path) -> None:
-    graph = _copy(authored_ttl, tmp_path / "a")
-    with graph.open("ab") as stream:
-        stream.write(b"<https://example.org/a> <https://example.org/b> <https://example.org/c> .\n")
-    found, scanned = index.load(graph)
-    assert scanned == index.stamp(graph) and "https://example.org/a" not in found.digests
-    graph = _copy(authored_ttl, tmp_path / "b")
+    assert indexed(graph) is None
+    graph = _copy(authored_ttl, tmp_path / "touched")
     os.utime(graph, ns=(graph.stat().st_atime_ns, graph.stat().st_mtime_ns + 1))
-    assert index.read(graph) is None
+    assert indexed(graph) is None
 
 
-@pytest.mark.parametrize("content", ["", "{not json", "[]", '{"format": 1}', '{"format": 999, "stamp": {}}'])
-def test_a_missing_or_broken_index_falls_back_to_a_scan(authored_ttl: Path, tmp_path: Path, content: str) -> None:
-    graph = _copy(authored_ttl, tmp_path / "g")
-    if content:
-        index.index_path(graph).write_text(content, encoding="utf-8")
-    else:
-        index.index_path(graph).unlink()
-    found, scanned = index.load(graph)
-    assert scanned is not None and found == index.scan(authored_ttl)
+def test_a_scan_names_a_missing_or_broken_graph(tmp_path: Path) -> None:
+    with pytest.raises(kg.InputError, match="missing.ttl: no such graph file"):
+        index.scan(tmp_path / "missing.ttl")
+    (tmp_path / "bad.ttl").write_text("<a> <b> .\n", encoding="utf-8")
+    with pytest.raises(kg.InputError, match="bad.ttl: not valid RDF"):
+        index.scan(tmp_path / "bad.ttl")
 
 
-def test_writing_an_index_is_best_effort(authored_ttl: Path, tmp_path: Path) -> None:
-    graph = _copy(authored_ttl, tmp_path / "g")
-    index.index_path(graph).unlink()
-    index.index_path(graph).mkdir()  # cannot be replaced by a file
-    assert index.write(graph, index.scan(graph), index.stamp(graph)) is None
-    assert index.read(graph) is None
+def test_every_format_gets_a_query_index_that_knows_its_graph(sample_built, tmp_path: Path) -> None:
+    for name in ("g.nt", "h.jsonld"):
+        graph = kg.write(sample_built, tmp_path / name)
+        assert indexed(graph) == index.scan(graph) and len(index.scan(graph).ids) == len(sample_built.papers), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.kg-query.sqlite", "g.nt", "h.jsonld", "h.kg-query.sqlite"]
 
 
-def test_only_formats_an_update_appends_to_get_an_index(sample_built, tmp_path: Path) -> None:
-    kg.write(sample_built, tmp_path / "g.nt")
-    kg.write(sample_built, tmp_path / "g.jsonld")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonld", "g.kg-index.json", "g.kg-query.sqlite", "g.nt"]
-    stamp = json.loads((tmp_path / "g.kg-index.json").read_text(encoding="utf-8"))["stamp"]
-    assert stamp["source"] == "g.nt" and index.read(tmp_path / "g.nt") == index.scan(tmp_path / "g.jsonld")
+def test_an_update_with_no_index_to_be_had_scans_the_graph(sample_built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder where no index can be made (here: the index writer fails) still updates, from a scan of the graph."""
+    from kg import qbuild
 
+    def boom(self: object, term: object) -> int:
+        raise RuntimeError("no index today")
 
-def test_an_index_is_stamped_with_the_file_it_was_made_for_not_what_is_there_later(authored_ttl: Path, tmp_path: Path) -> None:
-    # A scan stamps the graph before reading it: if the file is replaced meanwhile, the index is stale, never wrong.
-    graph = _copy(authored_ttl, tmp_path / "g")
-    index.index_path(graph).unlink()
-    before = index.stamp(graph)
-    found = index.scan(graph)
-    graph.write_bytes(graph.read_bytes() + b"<https://example.org/a> <https://example.org/b> <https://example.org/c> .\n")
-    assert index.write(graph, found, before) is not None
-    assert index.read(graph) is None
+    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    graph = kg.write(sample_built, tmp_path / "g.ttl")
+    source = tmp_path / "new.jsonl"
+    source.write_text('{"id": "new-1", "title": "Federated learning at the edge", "abstract": "We study federated learning '
+                      'of language models on phones."}\n', encoding="utf-8")
+    result = kg.update(graph, [source])
+    assert (result.added, result.unchanged) == (1, 0) and qindex.fresh(graph) is None
+    assert len(index.scan(graph).ids) == len(sample_built.papers) + 1

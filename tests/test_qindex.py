@@ -271,7 +271,7 @@ def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(qbuild.Writer, "_tid", boom)
     graph = kg.write(kg.build(), tmp_path / "g.ttl")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.kg-index.json", "g.ttl"]  # no index, no temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.ttl"]  # no index, no temporary file
     rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
     monkeypatch.undo()
     assert qbuild.ensure(graph) is not None

@@ -20,6 +20,7 @@ from kg import index
 from kg.cli import cli
 
 from .conftest import FIXTURES
+from .test_index import indexed
 from .test_ingest import BAD_CASES, GOOD, jsonl, write
 
 TINY = ["--scheme", str(FIXTURES / "tiny-scheme.ttl"), "--no-default-scheme"]
@@ -49,7 +50,7 @@ def earlier_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     result = CliRunner().invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", str(out / "g.ttl"), *TINY])
     assert result.exit_code == 0, result.output
     files = snapshot(out)
-    assert sorted(files) == ["g.html", "g.kg-index.json", "g.kg-query.sqlite", "g.ttl"]  # the index lets updates skip parsing the graph
+    assert sorted(files) == ["g.html", "g.kg-query.sqlite", "g.ttl"]  # the index lets updates skip parsing the graph
     return files
 
 
@@ -250,8 +251,8 @@ def test_html_is_written_atomically_after_the_graph(runner: CliRunner, previous:
     assert result.exit_code == 1
     assert result.output.splitlines() == ["wrote out/g.ttl", "Error: out/g.html: cannot write (File too large)"]
     now = snapshot(Path("out"))
-    assert sorted(now) == ["g.html", "g.kg-index.json", "g.kg-query.sqlite", "g.ttl"]
-    assert index.read(Path("out/g.ttl")) == index.scan(Path("out/g.ttl"))  # the index was written with the new graph
+    assert sorted(now) == ["g.html", "g.kg-query.sqlite", "g.ttl"]
+    assert indexed(Path("out/g.ttl")) == index.scan(Path("out/g.ttl"))  # the index was written with the new graph
     assert now["g.html"] == previous["g.html"]
     assert b'"new"' in now["g.ttl"] and now["g.ttl"] != previous["g.ttl"]
 
