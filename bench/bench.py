@@ -56,9 +56,9 @@ def stages(corpus: Path, workdir: Path) -> dict:
     """Child process: each stage of a build, timed, with peak RSS after it."""
     t0 = time.perf_counter()
     import kg  # noqa: F401
-    from kg.build import Built, write
     from kg import extract, ingest, parallel
     from kg import scheme as scheme_
+    from kg.build import Built, write
 
     out: dict = {"import kg": time.perf_counter() - t0}
     t = time.perf_counter()

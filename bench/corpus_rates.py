@@ -27,7 +27,7 @@ from kg import ingest, scheme
 from kg.extract import PhraseExtractor, salience
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from title_proxy import sample  # noqa: E402
+from title_proxy import sample
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"

@@ -228,7 +228,7 @@ def attack(url: str, pid: int, attackers: int) -> tuple[Attack, list[threading.T
             i += 1
             try:
                 status, body = get(url, "/sparql", {"query": query}, timeout=120, source=f"127.0.0.{10 + k}")
-            except Exception:  # noqa: BLE001 - a dropped connection is an answer too
+            except Exception:
                 status, body = 0, b""
             found.statuses.append(status)
             found.largest = max(found.largest, len(body))

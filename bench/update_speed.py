@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import KG, run_process  # noqa: E402
+from bench import KG, run_process
 
 INDEX = ".kg-query.sqlite"
 

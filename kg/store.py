@@ -61,11 +61,6 @@ def _current(graph: Path) -> Path | None:
     return None
 
 
-def is_fresh(graph: str | Path) -> bool:
-    """True when the persisted store exists and was loaded from the graph file as it is now."""
-    return _current(Path(graph)) is not None
-
-
 def ensure_store(graph: str | Path) -> Path:
     """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
     graph = Path(graph)

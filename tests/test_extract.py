@@ -423,7 +423,7 @@ def _weights(text: str, items: list[tuple[str, str]]) -> dict[str, float]:
         mentions.append((concept, start, start + len(words)))
         at = start + len(words)
     ctx = salience.context(text, [])
-    return {f"{c}@{s}": w for (c, s, _), w in zip(mentions, ctx.weights(mentions, text))}
+    return {f"{c}@{s}": w for (c, s, _), w in zip(mentions, (d[0] for d in ctx.describe(mentions, text)))}
 
 
 def test_a_coordinated_list_is_an_enumeration():

@@ -18,7 +18,7 @@ import kg
 from kg.cli import cli
 from kg.graphio import read_triples
 from kg.query import catalog, from_text, resolve
-from kg.store import fresh_folder, is_fresh, store_dir
+from kg.store import fresh_folder, store_dir
 from kg.vocabulary import DCTERMS, SKOS
 
 KGC = "https://w3id.org/kg/concept/"
@@ -241,11 +241,11 @@ def test_graph_defaults_to_what_build_writes(mini_ttl: Path, tmp_path: Path, mon
 def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -> None:
     graph = tmp_path / "g.ttl"
     shutil.copy(mini_ttl, graph)
-    assert not is_fresh(graph)
+    assert fresh_folder(graph) is None
     top = resolve("top-concepts").text  # as ad-hoc SPARQL: the engine answers it (the named query has SQL, kg.qindex)
     assert len(kg.query(top, graph=graph)) == 6
     folder = fresh_folder(graph)
-    assert folder is not None and folder.parent == store_dir(graph) == tmp_path / "g.oxigraph" and is_fresh(graph)
+    assert folder is not None and folder.parent == store_dir(graph) == tmp_path / "g.oxigraph"
     built_at = (folder / "kg-source.json").stat().st_mtime_ns
     kg.query(top, graph=graph)
     assert fresh_folder(graph) == folder and (folder / "kg-source.json").stat().st_mtime_ns == built_at  # reused, not rebuilt
@@ -253,9 +253,9 @@ def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -
     text = graph.read_text().replace('"diffusion model"@en', '"diffusion models"@en')
     time.sleep(0.01)
     graph.write_text(text)
-    assert not is_fresh(graph)
+    assert fresh_folder(graph) is None
     labels = {r["label"] for r in kg.query(top, graph=graph)}
-    assert "diffusion models" in labels and is_fresh(graph)
+    assert "diffusion models" in labels and fresh_folder(graph) is not None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.oxigraph", "g.ttl"]  # no temporary folders left
     # one version (the first, read by no other process, is gone), the link to it and the build lock
     assert sorted(p.name for p in store_dir(graph).iterdir() if not p.name.startswith("v-")) == ["build.lock", "current"]

@@ -57,10 +57,6 @@ class Context:
         w = 1.0 + (FIRST_SENTENCE_BONUS if n == 0 else SECOND_SENTENCE_BONUS if n == 1 else 0.0)
         return w + (FOCUS_BONUS if n in self.focus else 0.0)
 
-    def weights(self, mentions: list[tuple[str, int, int]], text: str) -> list[float]:
-        """Weights of (concept, start, end) mentions (the first field of `describe`)."""
-        return [d[0] for d in self.describe(mentions, text)]
-
     def describe(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[float, int, bool, bool, bool]]:
         """(weight, sentence, in a focus sentence, in passing, listed) of each (concept, start, end) mention.
 
