@@ -70,7 +70,7 @@ class Stats:
 
     def percentile(self, p: float) -> float:
         data = sorted(self.latencies)
-        return data[min(len(data) - 1, int(round(p / 100 * (len(data) - 1))))] if data else float("nan")
+        return data[min(len(data) - 1, round(p / 100 * (len(data) - 1)))] if data else float("nan")
 
     def report(self, elapsed: float) -> str:
         n = len(self.latencies) + len(self.failures)
