@@ -116,7 +116,7 @@ _DERIVED = (
     "label INTEGER NOT NULL, year INTEGER, PRIMARY KEY(paper, pos)) WITHOUT ROWID",
     "INSERT INTO listing SELECT i.s, ROW_NUMBER() OVER (ORDER BY ty.value DESC, tl.value, tp.value, ti.value, i.o, l.o, y.o), "
     "DENSE_RANK() OVER (ORDER BY ty.value DESC, tl.value, tp.value), i.o, l.o, y.o FROM identifier AS i JOIN label AS l ON l.s = i.s "
-    "LEFT JOIN year AS y ON y.s = i.s LEFT JOIN term AS ty ON ty.id = y.o JOIN term AS tl ON tl.id = l.o "
+    "LEFT JOIN year AS y ON y.s = i.s LEFT JOIN term_row AS ty ON ty.id = y.o JOIN term AS tl ON tl.id = l.o "
     "JOIN term AS tp ON tp.id = i.s JOIN term AS ti ON ti.id = i.o",
     # papers-by-concept's rows for every subject and prefLabel of it, numbered in its order (listing.rank,
     # STR(?via) STR(?viaLabel), listing.pos): a roll-up reads the rows of its concepts in seq order, no sort

@@ -9,8 +9,8 @@ LEFT JOIN (SELECT broader.s AS s, broader.o AS o, pref_label.o AS bl FROM broade
 LEFT JOIN concept_count AS cc ON cc.concept = c.s
 CROSS JOIN term AS tc ON tc.id = c.s
 CROSS JOIN term AS tl ON tl.id = pl.o
-LEFT JOIN term AS tb ON tb.id = ob.o
-LEFT JOIN term AS tbl ON tbl.id = ob.bl
+LEFT JOIN term_row AS tb ON tb.id = ob.o
+LEFT JOIN term_row AS tbl ON tbl.id = ob.bl
 WHERE c.o = (SELECT id FROM term WHERE kind = 'uri' AND value = 'http://www.w3.org/2004/02/skos/core#Concept')
   AND (:root IS NULL OR c.s IN (SELECT id FROM term WHERE kind = 'uri' AND value = :root)
        OR EXISTS (SELECT 1 FROM above JOIN term ON term.id = above.a WHERE above.n = c.s AND term.kind = 'uri' AND term.value = :root))

@@ -14,6 +14,6 @@ FROM found
 CROSS JOIN term AS tm ON tm.id = found.method
 CROSS JOIN term AS tp ON tp.id = found.paper
 CROSS JOIN term AS te ON te.id = found.evidence
-LEFT JOIN term AS ty ON ty.id = found.year
+LEFT JOIN term_row AS ty ON ty.id = found.year
 CROSS JOIN term AS ti ON ti.id = found.identifier
 ORDER BY tm.value, tp.value, te.value, ty.value, ti.value
