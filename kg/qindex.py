@@ -8,8 +8,8 @@ any other stamp makes it stale, and a stale index is never read.
 
 The dispatch rule (kg.query): a shipped named query (its text as shipped) whose `NAME.sql` exists
 runs in SQL when the index is fresh; anything else goes to the engine. SQL output columns are term
-ids, except `NAME__integer` / `NAME__string` / `NAME__boolean` (computed values) and the bound
-parameters (`:NAME_term`, a negative id). The order is the .rq's ORDER BY on STR() keys: SQLite
+ids, except `NAME__integer` / `NAME__string` / `NAME__boolean` (computed values), a pair
+`NAME__type`, `NAME__value` (a term inline) and the bound parameters (`:NAME_term`, a negative id). The order is the .rq's ORDER BY on STR() keys: SQLite
 compares TEXT by UTF-8 bytes, which is code point order, as the engines compare strings, and NULLs
 sort first as unbound values do. tests/test_qindex.py holds every NAME.sql to its NAME.rq.
 """
@@ -162,7 +162,7 @@ def _run(db: sqlite3.Connection, name: str, sql: str, terms: Mapping[str, Term],
     rows = cursor.fetchmany(max_rows + 1) if max_rows is not None else cursor.fetchall()
     truncated = max_rows is not None and len(rows) > max_rows
     rows = rows[:max_rows] if truncated else rows
-    variables = tuple(c.split("__")[0] for c in columns)
+    variables = tuple(c.split("__")[0] for c in columns if not c.endswith("__value"))
     return Results("select", variables, _decode(db, columns, rows, list(terms.values())), truncated=truncated, name=name)
 
 
@@ -170,20 +170,36 @@ _TERM = partial(tuple.__new__, Term)
 
 
 def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[Term]) -> tuple[tuple[Term | None, ...], ...]:
-    """Rows of term ids (and typed values) as rows of Terms: column by column, each distinct term read and made once."""
+    """Rows of term ids (and typed values) as rows of Terms: column by column, each distinct term read and made once.
+
+    A column `NAME__type` followed by `NAME__value` is a term given inline (term_row's type and value, never NULL):
+    the wide listings give their papers' terms so, which saves looking up every distinct term a second time.
+    """
     if not rows:
         return ()
     cells = list(zip(*rows))
-    typed = {i: XSD + c.split("__")[1] for i, c in enumerate(columns) if "__" in c}
+    suffix = {i: c.split("__")[1] for i, c in enumerate(columns) if "__" in c}
     terms: dict[Any, Term | None] = {None: None, **{-1 - i: t for i, t in enumerate(bound)}}
-    ids = set().union(*(cells[i] for i in range(len(columns)) if i not in typed)).difference(terms)
+    ids = set().union(*(cells[i] for i in range(len(columns)) if i not in suffix)).difference(terms)
     found = db.execute("SELECT t.id, t.type, t.value FROM json_each(?) AS j CROSS JOIN term_row AS t ON t.id = j.value",
                        (str(list(ids)),)).fetchall()
-    if found:  # C-level zips and maps: no Python call per term
-        types = {i: row for i, *row in db.execute("SELECT id, kind, datatype, lang FROM term_type")}
-        kinds, datatypes, langs = ({i: row[k] for i, row in types.items()}.__getitem__ for k in range(3))
+    types = {i: row for i, *row in db.execute("SELECT id, kind, datatype, lang FROM term_type")}
+    kinds, datatypes, langs = ({i: row[k] for i, row in types.items()}.__getitem__ for k in range(3))
+
+    def made(code: tuple, value: tuple) -> Any:  # C-level zips and maps: no Python call per term
+        return map(_TERM, zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))
+
+    if found:
         key, code, value = zip(*found)
-        terms.update(zip(key, map(_TERM, zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))))
-    for i, datatype in typed.items():  # a computed value: a literal of the column's type
-        cells[i] = tuple(map({v: None if v is None else Term("literal", str(v), datatype) for v in set(cells[i])}.__getitem__, cells[i]))
-    return tuple(zip(*(cells[i] if i in typed else map(terms.__getitem__, cells[i]) for i in range(len(columns)))))
+        terms.update(zip(key, made(code, value)))
+    out: list[Any] = []
+    for i, cell in enumerate(cells):
+        kind = suffix.get(i)
+        if kind is None:
+            out.append(map(terms.__getitem__, cell))
+        elif kind == "type":
+            out.append(made(cell, cells[i + 1]))
+        elif kind != "value":  # a computed value: a literal of the column's type
+            datatype = XSD + kind
+            out.append(map({v: None if v is None else Term("literal", str(v), datatype) for v in set(cell)}.__getitem__, cell))
+    return tuple(zip(*out))
