@@ -199,13 +199,24 @@ def measure_build(args: argparse.Namespace, corpus: Path, graph: Path, work: Pat
 
 
 def write_docs(head: str, lines: list[str]) -> None:
-    """The block between the bench/queries.py markers of docs/performance.md (one per corpus size, by its head line)."""
+    """The blocks between the bench/queries.py markers of docs/performance.md: one per corpus size (the `--papers N`
+    of its head line), largest first; a new run's block replaces the one of its size."""
+    import re
+
+    def size(block: str) -> int:
+        found = re.search(r"--papers (\d+)", block.split("\n", 1)[0])
+        return int(found.group(1)) if found else 0
+
     page = ROOT / "docs" / "performance.md"
     text = page.read_text(encoding="utf-8")
-    block = "\n".join([head, "", *lines])
-    text = text.replace(END, block + "\n\n" + END) if START in text else text + "\n" + "\n".join([START, "", block, "", END]) + "\n"
-    page.write_text(text, encoding="utf-8")
-
+    if START not in text:
+        text += "\n" + "\n".join([START, "", END]) + "\n"
+    before, rest = text.split(START, 1)
+    inside, after = rest.split(END, 1)
+    new = "\n".join([head, "", *lines]).strip()
+    blocks = [b.strip() for b in re.split(r"\n(?=Measured )", inside) if b.strip() and size(b.strip()) != size(new)]
+    blocks = sorted([*blocks, new], key=size, reverse=True)
+    page.write_text(before + START + "\n" + "\n\n".join(blocks) + "\n\n" + END + after, encoding="utf-8")
 
 if __name__ == "__main__":
     main()
