@@ -326,11 +326,13 @@ class Writer:
         start = db.execute("SELECT COALESCE(MAX(id), 0) FROM text").fetchone()[0] + 1
         papers = db.execute("SELECT paper, abstract, value, string FROM texts ORDER BY paper, abstract")
         bodies: list[tuple[int, str]] = []
+        digests: list[tuple[int, str]] = []  # (paper, hash of an abstract): the last of a paper's is kept
         current: Any = None
         titles: list[tuple[str, int]] = []
         abstracts: list[tuple[str, int]] = []
 
         def emit() -> None:
+            digests.extend((current, digest(value)) for value, _ in abstracts)
             for head, ok in titles or [("", 1)]:
                 if ok:  # CONCAT fails on a title that is no string: search.rq skips the row
                     bodies.extend((current, f"{head} {value}") for value, good in abstracts if good)
@@ -339,13 +341,13 @@ class Writer:
             lowered = lowercase([b for _, b in bodies])
             db.executemany("INSERT INTO text VALUES (?, ?, ?)", ((start + i, p, low) for i, ((p, _), low) in enumerate(zip(bodies, lowered))))
             db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", ((start + i, nul_free(low)) for i, low in enumerate(lowered)))
+            db.executemany("INSERT OR REPLACE INTO digest VALUES (?, ?)", digests)
             done = len(bodies)
             bodies.clear()
+            digests.clear()
             return done
 
         for paper, is_abstract, value, string in papers:
-            if is_abstract:
-                db.execute("INSERT OR REPLACE INTO digest VALUES (?, ?)", (paper, digest(value)))
             if paper != current:
                 emit()
                 if len(bodies) >= 5000:

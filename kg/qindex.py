@@ -9,9 +9,9 @@ any other stamp makes it stale, and a stale index is never read.
 The dispatch rule (kg.query): a shipped named query (its text as shipped) whose `NAME.sql` exists
 runs in SQL when the index is fresh; anything else goes to the engine. SQL output columns are term
 ids, except `NAME__integer` / `NAME__string` / `NAME__boolean` (computed values), a pair
-`NAME__type`, `NAME__value` (a term inline) and the bound parameters (`:NAME_term`, a negative id). The order is the .rq's ORDER BY on STR() keys: SQLite
-compares TEXT by UTF-8 bytes, which is code point order, as the engines compare strings, and NULLs
-sort first as unbound values do. tests/test_qindex.py holds every NAME.sql to its NAME.rq.
+`NAME__type`, `NAME__value` (a term inline) and the bound parameters (`:NAME_term`, a negative id).
+The order is the .rq's ORDER BY on STR() keys: SQLite compares TEXT by UTF-8 bytes, which is code
+point order, as the engines compare strings, and NULLs sort first as unbound values do. tests/test_qindex.py holds every NAME.sql to its NAME.rq.
 """
 
 from __future__ import annotations
@@ -183,8 +183,8 @@ def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[
     ids = set().union(*(cells[i] for i in range(len(columns)) if i not in suffix)).difference(terms)
     found = db.execute("SELECT t.id, t.type, t.value FROM json_each(?) AS j CROSS JOIN term_row AS t ON t.id = j.value",
                        (str(list(ids)),)).fetchall()
-    types = {i: row for i, *row in db.execute("SELECT id, kind, datatype, lang FROM term_type")}
-    kinds, datatypes, langs = ({i: row[k] for i, row in types.items()}.__getitem__ for k in range(3))
+    types = db.execute("SELECT id, kind, datatype, lang FROM term_type").fetchall()
+    kinds, datatypes, langs = ({row[0]: row[k] for row in types}.__getitem__ for k in (1, 2, 3))
 
     def made(code: tuple, value: tuple) -> Any:  # C-level zips and maps: no Python call per term
         return map(_TERM, zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))
