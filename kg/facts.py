@@ -73,6 +73,7 @@ class Facts:
     authors: frozenset[str] = frozenset()  # foaf:Person IRIs
     venues: frozenset[str] = frozenset()  # fabio:ConferenceProceedings IRIs
     versions: frozenset[str] = frozenset()  # kg:schemeVersion values
+    umbrellas: frozenset[str] = frozenset()  # kg:Umbrella concepts (machine learning, deep learning, ...)
 
     def label(self, iri: str) -> str:
         """The label of a paper or concept, or the IRI's last segment when it has none."""
@@ -144,6 +145,7 @@ def of_triples(triples: Iterable) -> Facts:
     authors: set[str] = set()
     venues: set[str] = set()
     versions: set[str] = set()
+    umbrellas: set[str] = set()
     concept_type = SKOS + "Concept"
     for t in triples:
         s, p, o = t.subject.value, t.predicate.value, t.object
@@ -159,6 +161,8 @@ def of_triples(triples: Iterable) -> Facts:
                 authors.add(s)
             elif kind == FABIO + "ConferenceProceedings":
                 venues.add(s)
+            elif kind == KG + "Umbrella":
+                umbrellas.add(s)
         elif p == RDFS + "label":
             labels.setdefault(s, o.value)
         elif p == SKOS + "prefLabel":
@@ -225,6 +229,7 @@ def of_triples(triples: Iterable) -> Facts:
         authors=frozenset(authors),
         venues=frozenset(venues),
         versions=frozenset(versions),
+        umbrellas=frozenset(umbrellas),
     )
 
 

@@ -47,3 +47,9 @@ def test_one_reading_serves_the_update_and_the_analytics(sample_ttl: Path) -> No
     index = scan(sample_ttl)
     assert set(index.digests) == set(facts.abstracts) and len(index.ids) == len(facts.papers) == 38
     assert facts.subjects and all(p in facts.papers for p, _ in facts.subjects)
+
+
+def test_umbrella_concepts_are_read_from_the_graph(sample_ttl: Path) -> None:
+    """kg:Umbrella is typed in the scheme copied into every graph; the expert rule judges those concepts apart."""
+    umbrellas = read_facts(sample_ttl).umbrellas
+    assert {iri.rsplit("/", 1)[-1] for iri in umbrellas} == {"machine-learning", "deep-learning", "neural-network", "artificial-intelligence"}
