@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 from . import extract, graphio, ingest, parallel, qbuild, triples
 from . import index as graph_index
@@ -61,11 +61,13 @@ def build(
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool = False,
+    ids: Collection[str] | None = None,
 ) -> Built:
     """Read inputs (the bundled sample when None), extract concept links, and return the graph.
 
     `jobs` worker processes share the extraction (same output for any number); `progress` shows a
-    bar on stderr.
+    bar on stderr. With `ids`, only the papers with those ids are kept (kg.evaluate builds the
+    papers an expert file lists out of a larger file).
     """
     ns = Namespaces(base)  # validate options before any work
     if jobs < 1:
@@ -76,6 +78,11 @@ def build(
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
+    if ids is not None:
+        kept = tuple(p for p in got.papers if p.id in ids)
+        if not kept:
+            raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
+        got = replace(got, papers=kept)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
     return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns)

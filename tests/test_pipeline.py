@@ -93,3 +93,11 @@ def test_several_inputs_go_into_one_graph() -> None:
     )
     assert len(got.papers) == 5
     assert got.inputs == ("tiny.jsonl", "tiny-seed.txt")
+
+
+def test_ids_keep_only_the_papers_asked_for() -> None:
+    """`kg eval --expert --papers` builds the few papers an expert file lists out of a larger file."""
+    got = kg.build([FIXTURES / "tiny.jsonl"], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False, ids={"p3", "p1", "elsewhere"})
+    assert [p.id for p in got.papers] == ["p1", "p3"]
+    with pytest.raises(kg.InputError, match=r"none of the 3 papers of tiny.jsonl has one of the 1 ids asked for"):
+        kg.build([FIXTURES / "tiny.jsonl"], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False, ids={"elsewhere"})
