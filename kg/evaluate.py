@@ -5,16 +5,21 @@ concept, or lies below a concept through skos:broader, whose prefLabel or altLab
 name — case-insensitive, hyphens as spaces, a final plural "s" ignored. Only predicted topics in the
 vocabulary count for precision. Gold lines find their papers by `abstract_start` against
 dcterms:abstract.
+
+The author-keyword rule (kg.keywords) and the expert rule (kg.expert) score mappings; here they get
+their papers' subjects and mentions from a graph, matched by dcterms:identifier, and their reports.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .facts import closure, read_facts
+from .errors import InputError, UsageError
+from .expert import CAUSES, KINDS, NOT_LISTED, ExpertEvaluation, read_expert, score_expert
+from .facts import Facts, closure, read_facts
 from .ingest import fold
 from .keywords import Figures, Hierarchy, KeywordEvaluation, json_lines, read_keywords, score_keywords
 from .keywords import topic_key as topic_key
@@ -196,6 +201,13 @@ def evaluate_keywords(keywords: str | Path, graph: Any = None) -> KeywordResult:
 
         graph = build([keywords])
     facts = read_facts(graph)
+    hierarchy, predicted, mentioned = _by_paper(facts)
+    result = score_keywords(entries, predicted, hierarchy)
+    return KeywordResult(result, dict(facts.concepts), {p: hierarchy.closure(c) for p, c in mentioned.items()})
+
+
+def _by_paper(facts: Facts) -> tuple[Hierarchy, dict[str, set[str]], dict[str, set[str]]]:
+    """The scheme as the keyword and expert rules see it, and each paper's subjects and mentioned concepts, by dcterms:identifier."""
     ids = {resource: identifier for identifier, resource in facts.identifiers.items()}
     hierarchy = Hierarchy(
         {c: frozenset(topic_key(n) for n in names) for c, names in facts.labels.items()},
@@ -209,8 +221,7 @@ def evaluate_keywords(keywords: str | Path, graph: Any = None) -> KeywordResult:
     for paper, concept in facts.mentions:
         if paper in ids:
             mentioned.setdefault(ids[paper], set()).add(concept)
-    result = score_keywords(entries, predicted, hierarchy)
-    return KeywordResult(result, dict(facts.concepts), {p: hierarchy.closure(c) for p, c in mentioned.items()})
+    return hierarchy, predicted, mentioned
 
 
 def keyword_report(result: KeywordResult, verbose: bool = False) -> str:
@@ -252,4 +263,71 @@ def keyword_report(result: KeywordResult, verbose: bool = False) -> str:
             n = sum(1 for p in ev.papers if p.group == group)
             lines.append(f"  {group or '(no venue)'} ({n} papers) " + ev.figures(group=group).line("roll-up").removeprefix("roll-up").strip())
     lines.append(f"coverage {ev.coverage:.3f} of the keywords used by at least 3 papers name a concept")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ExpertResult:
+    """The expert rule's figures for a graph (kg.expert), with the concept labels its report needs."""
+
+    evaluation: ExpertEvaluation
+    labels: dict[str, str]  # concept IRI → prefLabel
+
+
+def evaluate_expert(expert: str | Path, graph: Any = None, papers: str | Path | None = None) -> ExpertResult:
+    """Score a graph's subjects against the topic lists of an expert file (see kg.expert).
+
+    Papers are matched by dcterms:identifier. An expert file has no abstracts: without `graph`, the papers of
+    `papers` (JSONL: id, title, abstract) that the expert file lists are built in memory with the default extraction.
+    """
+    entries = read_expert(expert)
+    if (graph is None) == (papers is None):
+        raise UsageError("evaluate_expert needs graph= (a built graph) or papers= (a JSONL file with id, title, abstract), one of them")
+    if papers is not None:
+        from .build import build
+
+        graph = build([papers], ids={e.id for e in entries})
+    facts = read_facts(graph)
+    hierarchy, predicted, mentioned = _by_paper(facts)
+    return ExpertResult(score_expert(entries, predicted, hierarchy, facts.umbrellas, mentioned), dict(facts.concepts))
+
+
+def expert_report(result: ExpertResult, verbose: bool = False) -> str:
+    """The expert figures as text; with `verbose`, each paper's misses by cause and wrong subjects by kind.
+
+    The counts of misses by cause and of wrong subjects by kind end the report either way.
+    """
+    ev = result.evaluation
+    kinds = (*KINDS, NOT_LISTED)
+    lines = []
+    if verbose:
+        for p in ev.papers:
+            missed = [t for t in p.topics if not t.found]
+            wrong = [s for s in p.subjects if not s.right]
+            if not (missed or wrong):
+                continue
+            lines.append(p.id if p.in_graph else f"{p.id} (not in the graph)")
+            for cause in CAUSES:
+                labels = [t.label for t in missed if t.cause == cause]
+                if labels:
+                    lines.append(f"  missed, {cause}: " + ", ".join(labels))
+            for kind in kinds:
+                names = sorted(result.labels.get(s.concept, s.concept) for s in wrong if (s.kind or NOT_LISTED) == kind)
+                if names:
+                    lines.append(f"  wrong, {kind}: " + ", ".join(names))
+
+    def counts(counter: Counter[str], names: tuple[str, ...]) -> str:
+        return ", ".join(f"{name} {counter[name]}" for name in names)
+
+    lines.append(f"papers {len(ev.papers)}: {len(ev.papers) - ev.unmatched} in the graph, {ev.empty} with no about topic")
+    if ev.unmatched:
+        lines.append(f"warning: {ev.unmatched} papers of the expert file are not in the graph (matched by dcterms:identifier); they count as having no subject")
+    lines.append(f"precision {ev.precision:.3f}  recall {ev.recall:.3f}  F1 {ev.f1:.3f}  ({ev.right} of {ev.subjects} subjects right, {ev.found} of {ev.topics} topics found)")
+    lines.append(f"recall over in-scheme topics {ev.recall_in_scheme:.3f}  ({ev.in_scheme} topics whose label names a concept)")
+    lines.append(f"subjects a paper {ev.subjects_a_paper:.3f} (expert topics a paper {ev.topics_a_paper:.3f})")
+    hits = ev.not_about_hits()
+    right_hits = sum(hits.values()) - sum(n for kind, n in ev.wrong_by_kind().items() if kind != NOT_LISTED)
+    lines.append("subjects on a not_about concept: " + counts(hits, KINDS) + (f" ({right_hits} of them right: at, below or above an about concept)" if right_hits else ""))
+    lines.append("wrong subjects by kind: " + counts(ev.wrong_by_kind(), kinds))
+    lines.append("misses by cause: " + counts(ev.misses_by_cause(), CAUSES))
     return "\n".join(lines)

@@ -50,14 +50,28 @@ def report(graph: Path, output: Path | None) -> None:
 @click.argument("gold", required=False, type=click.Path(path_type=Path))
 @click.argument("graph", required=False, type=click.Path(path_type=Path))
 @click.option("--keywords", type=click.Path(path_type=Path), help="Score against author keywords (JSONL: id, keywords) instead; GRAPH is then the only argument [the file's papers built in memory].")
+@click.option("--expert", type=click.Path(path_type=Path), help="Score against expert topic lists (JSONL: id, about, not_about) instead; give the GRAPH to score, or --papers.")
+@click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers (JSONL: id, title, abstract) to build in memory, those the expert file lists.")
 @click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
-@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind).")
+@click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind; with --expert: misses by cause, wrong subjects by kind).")
 @clean_errors
-def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, vocabulary: Path | None, verbose: bool) -> None:
-    """Score a graph's subjects against gold topics or author keywords: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
+def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: Path | None, papers: Path | None, vocabulary: Path | None, verbose: bool) -> None:
+    """Score a graph's subjects against gold topics, author keywords or expert topic lists: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
     from ..errors import UsageError
-    from ..evaluate import evaluate, evaluate_keywords, keyword_report, report
+    from ..evaluate import evaluate, evaluate_expert, evaluate_keywords, expert_report, keyword_report, report
 
+    if papers is not None and expert is None:
+        raise UsageError("--papers goes with --expert: kg eval --expert EXPERT.jsonl --papers PAPERS.jsonl")
+    if expert is not None:
+        if keywords is not None or vocabulary is not None:
+            raise UsageError("--expert scores on its own: leave out --keywords and --vocabulary")
+        if gold is not None and graph is not None:
+            raise UsageError("with --expert give at most one argument, the GRAPH to score")
+        target = gold or graph
+        if (target is None) == (papers is None):
+            raise UsageError("with --expert give the GRAPH to score or --papers PAPERS.jsonl (id, title, abstract) to build in memory, one of them")
+        click.echo(expert_report(evaluate_expert(expert, target, papers), verbose=verbose))
+        return
     if keywords is not None:
         if gold is not None and graph is not None:
             raise UsageError("with --keywords give at most one argument, the GRAPH to score")
