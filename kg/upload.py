@@ -32,7 +32,7 @@ from pathlib import Path
 from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
-from .graphio import format_for
+from .graphio import format_for, rdf_format
 from .remote import request
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
@@ -297,15 +297,13 @@ def _chunks(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:
     """(count, N-Triples bytes) of up to `size` triples at a time, read as a stream from the files in turn."""
     import pyoxigraph as ox
 
-    from .graphio import FORMATS
-
     def triples() -> Iterator:
         for path in files:
-            rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
+            fmt = rdf_format(path)
             with path.open("rb") as stream:
                 try:
-                    for item in ox.parse(stream, format=rdf_format):
-                        t = item.triple if rdf_format.supports_datasets else item
+                    for item in ox.parse(stream, format=fmt):
+                        t = item.triple if fmt.supports_datasets else item
                         if isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode):
                             # Labels would be renamed per request and split across chunks; kg graphs have none.
                             raise UsageError(f"{path}: has blank nodes, which cannot be pushed in chunks; use the store's bulk loader")
