@@ -16,7 +16,7 @@ IRIs are checked by an IRI parser (pyoxigraph's) and written as N-Triples terms,
 the store): an interrupted or failed push leaves the target graph as it was. The one exception is a
 graph that fits one transactional request without an update URL: a Graph Store PUT, one transaction.
 A bulk PUT is never used (it empties the graph, then loads without a transaction), and a `replace`
-whose update URL is on another server than its store URL is refused.
+whose update URL is on another server than its store URL is refused. Redirects are not followed.
 Every failure says what the store holds afterwards. Why these defaults:
 docs/decisions/0024-push-through-the-bulk-loader.md.
 """
@@ -37,7 +37,7 @@ from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
 from .graphio import format_for, rdf_format
-from .remote import request
+from .remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
 STORE_BATCH = 10_000  # triples per Graph Store Protocol request: a store's transaction costs more per triple as it grows
@@ -311,11 +311,14 @@ def _bulk_url(store: str, timeout: float) -> str:
 
 def _server(store: str, timeout: float) -> str:
     """The product a store names in its Server header ('Oxigraph/0.5.13' → 'Oxigraph'), from a HEAD of a graph no one has."""
-    probe = urllib.request.Request(_store_url(store, graph_term("urn:kg:push:probe")), method="HEAD")
+    url = _store_url(store, graph_term("urn:kg:push:probe"))
     try:
-        with urllib.request.urlopen(probe, timeout=timeout) as resp:
+        with urlopen(urllib.request.Request(url, method="HEAD"), timeout) as resp:
             header = resp.headers.get("Server", "")
     except urllib.error.HTTPError as exc:
+        moved = redirected(url, exc)
+        if moved is not None:
+            raise moved from None
         header = exc.headers.get("Server", "")
     except (urllib.error.URLError, OSError) as exc:
         raise QueryError(f"cannot reach {store} ({getattr(exc, 'reason', exc)}); is the store running?") from None

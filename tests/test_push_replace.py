@@ -6,6 +6,7 @@ sees the request end early, as when the client is killed, and the test can kill 
 
 from __future__ import annotations
 
+import http.server
 import re
 import signal
 import socket
@@ -205,6 +206,42 @@ def test_a_replace_whose_client_or_server_is_killed_mid_load_leaves_the_graph_as
     if server.poll() is not None:
         server, base = own_server()  # killed: started again on the same folder
     assert _count(base, TARGET) == before, err.decode()
+
+
+class _Redirect(http.server.BaseHTTPRequestHandler):
+    to = ""
+
+    def _answer(self) -> None:
+        code = int(self.path.strip("/").split("/")[0])
+        self.send_response(code)
+        self.send_header("Location", self.to + self.path.split("/", 2)[2])
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD = do_POST = do_PUT = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_redirect_is_refused_not_followed(oxigraph: str, old_nt: Path, code: int) -> None:  # noqa: F811
+    _Redirect.to = f"{oxigraph}/"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    moved = f"http://127.0.0.1:{server.server_address[1]}/{code}"
+    target = f"{TARGET}/redirect-{code}"
+    try:
+        for args in (["push", str(old_nt), "--store", f"{moved}/store", "--graph", target],
+                     ["push", str(old_nt), "--endpoint", f"{moved}/update", "--graph", target],
+                     ["push", str(old_nt), "--store", f"{moved}/store", "--bulk", "--graph", target],
+                     ["query", "ASK {}", "--endpoint", f"{moved}/query"]):
+            out = CliRunner().invoke(cli, args)
+            assert out.exit_code == 1 and f"answered {code}" in out.output and f"redirects to {oxigraph}/" in out.output, out.output
+            assert len(out.output.strip().splitlines()) == 1, out.output
+    finally:
+        server.shutdown()
+    assert _count(oxigraph, target) == 0  # nothing was loaded anywhere
 
 
 def test_replace_across_two_servers_is_refused(own_server: Callable[[], tuple[subprocess.Popen, str]], oxigraph: str,  # noqa: F811
