@@ -72,16 +72,67 @@ def _xml_checked(items: Iterable) -> Iterator:
         yield item
 
 
+def rdf_format(path: str | Path):  # -> pyoxigraph.RdfFormat
+    """The pyoxigraph format to read a graph file in (by its suffix), once the file passed the checks every reader needs.
+
+    Every reader of a graph file gets its format here, so none can skip the check: an RDF/XML file with a
+    document type declaration is refused (InputError), see `refuse_dtd`.
+    """
+    import pyoxigraph as ox
+
+    path = Path(path)
+    found = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
+    if found == ox.RdfFormat.RDF_XML:
+        refuse_dtd(path)
+    return found
+
+
+# "<!" that opens neither a comment nor a CDATA section: a DOCTYPE (in any case), or a stray ENTITY, ELEMENT, ...
+_DECLARATION = re.compile(rb"<!(?!--|\[CDATA\[)")
+_BLOCK = 1 << 20
+
+
+def refuse_dtd(path: Path) -> None:
+    """Refuse an XML file that holds a document type declaration anywhere; InputError naming the file and line.
+
+    pyoxigraph's RDF/XML parser expands the entities a DOCTYPE declares, wherever the DOCTYPE stands (even
+    inside the root element), so nested entities ("billion laughs") turn a file of under 1 KB into
+    gigabytes. RDF needs no DTD and kg writes none. The whole file is scanned, in blocks of 1 MiB: memory
+    stays bounded whatever its size. A file that cannot be opened is left for the parser to name.
+    """
+    try:
+        stream = path.open("rb")
+    except OSError:
+        return
+    with stream:
+        tail, lines = b"", 0  # the last bytes of the block before (a "<!" may be cut), newlines before them
+        while True:
+            block = stream.read(_BLOCK)
+            data = tail + block
+            seen = len(data) if not block else max(len(data) - 8, 0)  # "<![CDATA[" needs 8 bytes after "<"
+            found = _DECLARATION.search(data)
+            if found is not None and found.start() < seen:
+                line = lines + data.count(b"\n", 0, found.start()) + 1
+                raise InputError(
+                    f"{path}:{line}: an XML document type declaration (<!DOCTYPE ...>) is refused: its entities can expand to "
+                    "gigabytes as the file is read; save the graph as Turtle or N-Triples, or as RDF/XML without a DOCTYPE"
+                )
+            if not block:
+                return
+            lines += data.count(b"\n", 0, seen)
+            tail = data[seen:]
+
+
 def parse(path: str | Path) -> Iterator:
     """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
     import pyoxigraph as ox
 
     path = Path(path)
-    rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
+    fmt = rdf_format(path)
     try:
         with path.open("rb") as stream:
-            for item in ox.parse(stream, format=rdf_format):
-                yield item.triple if rdf_format.supports_datasets else item
+            for item in ox.parse(stream, format=fmt):
+                yield item.triple if fmt.supports_datasets else item
     except FileNotFoundError:
         raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
     except IsADirectoryError:

@@ -39,7 +39,7 @@ def scan(graph: str | Path) -> GraphIndex:
     import pyoxigraph as ox
 
     graph = Path(graph)
-    rdf_format = getattr(ox.RdfFormat, graphio.FORMATS[graphio.format_for(None, graph)][0])
+    rdf_format = graphio.rdf_format(graph)
     try:
         facts = of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:

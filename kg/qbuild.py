@@ -390,13 +390,14 @@ def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, bas
 
 def ensure(graph: str | Path) -> Path | None:
     """The fresh index of a graph file, made from a parse of it when missing or stale; None when it cannot be made."""
-    from .graphio import parse
+    from .graphio import parse, rdf_format
     from .qindex import fresh
 
     graph = Path(graph)
     found = fresh(graph)
     if found is not None or not graph.is_file():
         return found
+    rdf_format(graph)  # a file no reader may parse (kg.graphio) is refused here, not after the engine or kg serve's workers start
     if sys.stderr.isatty():
         print(f"kg: indexing {graph} for the named queries (once per version of the graph)…", file=sys.stderr, flush=True)
     try:

@@ -9,7 +9,8 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Mapping
+from email.message import Message
+from typing import IO, Any, Mapping
 
 from .defaults import QUERY_TIMEOUT
 from .errors import QueryError, UsageError
@@ -21,15 +22,48 @@ def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float)
     return request("POST", url, body, content_type, accept, timeout)
 
 
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: urllib would send a POST on as a GET without its body (a push or query that
+    'succeeds' having sent nothing) and another method not at all. The answer comes back as an HTTPError."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Message,
+                         newurl: str) -> urllib.request.Request | None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
+def urlopen(req: urllib.request.Request, timeout: float):  # -> http.client.HTTPResponse
+    """urllib's urlopen, except that a redirect is an HTTPError (see `redirected`), not followed."""
+    return _OPENER.open(req, timeout=timeout)
+
+
+def redirected(url: str, exc: urllib.error.HTTPError) -> QueryError | None:
+    """The error for a redirect answer, naming where it points; None for any other answer."""
+    if exc.code not in REDIRECTS:
+        return None
+    to = urllib.parse.urljoin(url, exc.headers.get("Location", ""))
+    return QueryError(f"{url} answered {exc.code} {exc.reason}: redirects to {to}; kg follows no redirect: give the URL it points to, "
+                      "if that is the store's")
+
+
 def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
-    """Send one HTTP request and return (body, content type); HTTP and network failures become QueryError."""
+    """Send one HTTP request and return (body, content type); HTTP and network failures, and redirects, become QueryError."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
     req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with urlopen(req, timeout) as resp:
             return resp.read(), resp.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
+        moved = redirected(url, exc)
+        if moved is not None:
+            exc.close()
+            raise moved from None
         detail = exc.read().decode("utf-8", "replace").strip().splitlines()
         raise QueryError(f"{url} answered {exc.code} {exc.reason}: {detail[0][:300] if detail else ''}") from None
     except (urllib.error.URLError, OSError) as exc:

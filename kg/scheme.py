@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import SchemeError
+from .graphio import refuse_dtd
 from .resources import data_path
 from .vocabulary import KG, OWL, RDF, SKOS
 
@@ -145,6 +146,8 @@ def _format(path: Path):  # -> pyoxigraph.RdfFormat
     fmt = ox.RdfFormat.from_extension(path.suffix.lstrip(".") or "ttl")
     if fmt is None:
         raise SchemeError(f"{path}: unknown RDF format; use .ttl, .nt, .rdf or .jsonld")
+    if fmt == ox.RdfFormat.RDF_XML:
+        refuse_dtd(path)  # entities that expand to gigabytes, as in a graph file
     return fmt
 
 

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from .defaults import VERSION as __version__
 from .errors import InputError
-from .graphio import FORMATS, format_for
+from .graphio import rdf_format
 
 STAMP = "kg-source.json"
 # Raised when what a store holds changes, so that stores built before are rebuilt (9: no counts graph, no side files).
@@ -98,7 +98,7 @@ def _build(graph: Path, base: Path) -> Path:
     try:
         store = ox.Store(str(tmp / "db"))
         try:
-            store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
+            store.bulk_load(path=str(graph), format=rdf_format(graph))
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
         # Compact what bulk_load left as dozens of level-0 files, each of which every read had to
@@ -188,7 +188,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     except OSError:
         store = ox.Store()
         try:
-            store.bulk_load(path=str(graph), format=getattr(ox.RdfFormat, FORMATS[format_for(None, graph)][0]))
+            store.bulk_load(path=str(graph), format=rdf_format(graph))
         except SyntaxError as exc:
             raise InputError(f"{graph}: not valid RDF ({exc})") from None
         return store, None

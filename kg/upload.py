@@ -13,8 +13,12 @@ with bounded memory and in requests a server accepts. N-Triples (kg's shards, `.
 as the bytes they are, cut at line ends; other formats are parsed and written as N-Triples. Graph
 IRIs are checked by an IRI parser (pyoxigraph's) and written as N-Triples terms, never pasted.
 `replace` loads into a temporary graph and swaps it in with one `MOVE` (a single update, atomic in
-the store): an interrupted or failed push leaves the target graph as it was. Every failure says what
-the store holds afterwards. Why these defaults: docs/decisions/0024-push-through-the-bulk-loader.md.
+the store): an interrupted or failed push leaves the target graph as it was. The one exception is a
+graph that fits one transactional request without an update URL: a Graph Store PUT, one transaction.
+A bulk PUT is never used (it empties the graph, then loads without a transaction), and a `replace`
+whose update URL is on another server than its store URL is refused. Redirects are not followed.
+Every failure says what the store holds afterwards. Why these defaults:
+docs/decisions/0024-push-through-the-bulk-loader.md.
 """
 
 from __future__ import annotations
@@ -32,8 +36,8 @@ from pathlib import Path
 from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
-from .graphio import format_for
-from .remote import request
+from .graphio import format_for, rdf_format
+from .remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
 STORE_BATCH = 10_000  # triples per Graph Store Protocol request: a store's transaction costs more per triple as it grows
@@ -89,6 +93,17 @@ def push(
     for url in (endpoint, store):
         if url is not None and not url.startswith(("http://", "https://")):
             raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
+    if replace and store is not None and bulk and endpoint is None:
+        # A bulk PUT clears the graph and then loads without a transaction: cut off, it leaves the graph empty or part loaded.
+        raise UsageError(
+            "--replace --bulk needs --endpoint UPDATE_URL too: the bulk loader has no transaction, so the graph is loaded beside the "
+            "old one and swapped in by a SPARQL MOVE (Oxigraph: --endpoint http://HOST:PORT/update); or push without --bulk"
+        )
+    if replace and store is not None and endpoint is not None and not _same_server(store, endpoint):
+        raise UsageError(
+            f"--replace: --store {store} and --endpoint {endpoint} are on different servers, and the MOVE through the one would not "
+            "find the graph loaded through the other; give the two URLs of one store"
+        )
     if Path(graph).is_dir():
         chunks = _lines(shards.files(graph), size)
     elif format_for(None, graph) == "nt":
@@ -104,8 +119,14 @@ def push(
     following = next(chunks, None)
     chunks = itertools.chain([first], [following] if following is not None else [], chunks)
     if replace and store is not None and following is None and endpoint is None:
-        # One request holds the whole graph: a Graph Store PUT replaces it in one step.
-        request("PUT", _store_url(store, target), first[1], NT_TYPE, "*/*", timeout)
+        # One request holds the whole graph: a Graph Store PUT (not bulk, see above) replaces it in one transaction.
+        try:
+            request("PUT", _store_url(store, target), first[1], NT_TYPE, "*/*", timeout)
+        except (QueryError, KeyboardInterrupt) as exc:
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+            where = f"graph {target}" if target is not None else "the default graph"
+            raise PushError(f"push of {graph} stopped ({why}); {where} is as it was, or the whole new graph if the store had all of "
+                            "the request (a Graph Store PUT is applied in one transaction)") from exc
         if progress is not None:
             progress(first[0])
         return first[0]
@@ -128,7 +149,8 @@ def push(
         sent = tally[0]
         if replace:
             assert into is not None and endpoint is not None
-            swap = f"MOVE SILENT GRAPH {into} TO {f'GRAPH {target}' if target is not None else 'DEFAULT'}"
+            # Not SILENT: a MOVE that does not find the graph (loaded into another store) fails instead of emptying the target.
+            swap = f"MOVE GRAPH {into} TO {f'GRAPH {target}' if target is not None else 'DEFAULT'}"
             request("POST", endpoint, swap.encode("utf-8"), UPDATE_TYPE, "*/*", timeout)
     except (Exception, KeyboardInterrupt) as exc:
         partly = tally[1] if bulk else 0  # a bulk loader keeps what it loaded of a request that failed
@@ -191,6 +213,13 @@ def _state(exc: BaseException, graph: str | Path, sent: int, partly: int, target
     except (QueryError, KeyboardInterrupt):
         left = f"the {sent} triples already sent stay in the temporary graph {scratch}: remove them with DROP GRAPH {scratch}"
     return f"push of {graph} stopped ({why}); {where} is as it was (not replaced); {left}"
+
+
+def _same_server(a: str, b: str) -> bool:
+    """Whether two URLs name one server: the same scheme, host and port (the default port of the scheme when none)."""
+    one, two = urllib.parse.urlsplit(a), urllib.parse.urlsplit(b)
+    ports = {"http": 80, "https": 443}
+    return (one.scheme, one.hostname, one.port or ports.get(one.scheme)) == (two.scheme, two.hostname, two.port or ports.get(two.scheme))
 
 
 def _store_url(store: str, graph) -> str:  # graph: pyoxigraph.NamedNode | None
@@ -282,11 +311,14 @@ def _bulk_url(store: str, timeout: float) -> str:
 
 def _server(store: str, timeout: float) -> str:
     """The product a store names in its Server header ('Oxigraph/0.5.13' → 'Oxigraph'), from a HEAD of a graph no one has."""
-    probe = urllib.request.Request(_store_url(store, graph_term("urn:kg:push:probe")), method="HEAD")
+    url = _store_url(store, graph_term("urn:kg:push:probe"))
     try:
-        with urllib.request.urlopen(probe, timeout=timeout) as resp:
+        with urlopen(urllib.request.Request(url, method="HEAD"), timeout) as resp:
             header = resp.headers.get("Server", "")
     except urllib.error.HTTPError as exc:
+        moved = redirected(url, exc)
+        if moved is not None:
+            raise moved from None
         header = exc.headers.get("Server", "")
     except (urllib.error.URLError, OSError) as exc:
         raise QueryError(f"cannot reach {store} ({getattr(exc, 'reason', exc)}); is the store running?") from None
@@ -297,15 +329,13 @@ def _chunks(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:
     """(count, N-Triples bytes) of up to `size` triples at a time, read as a stream from the files in turn."""
     import pyoxigraph as ox
 
-    from .graphio import FORMATS
-
     def triples() -> Iterator:
         for path in files:
-            rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(None, path)][0])
+            fmt = rdf_format(path)
             with path.open("rb") as stream:
                 try:
-                    for item in ox.parse(stream, format=rdf_format):
-                        t = item.triple if rdf_format.supports_datasets else item
+                    for item in ox.parse(stream, format=fmt):
+                        t = item.triple if fmt.supports_datasets else item
                         if isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode):
                             # Labels would be renamed per request and split across chunks; kg graphs have none.
                             raise UsageError(f"{path}: has blank nodes, which cannot be pushed in chunks; use the store's bulk loader")

@@ -124,7 +124,8 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 @click.option("--store", metavar="URL", help="The store's Graph Store Protocol URL, the fast way (Oxigraph: http://HOST:PORT/store).")
 @click.option("--endpoint", metavar="URL", help="The store's SPARQL Update URL (Oxigraph: http://HOST:PORT/update): batched INSERT DATA, and the swap of --replace.")
 @click.option("--graph", "graph_iri", metavar="IRI", help="Named graph to load into [the default graph].")
-@click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was).")
+@click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was). "
+              "Through --store it needs --endpoint of the same store for the swap, unless the graph fits one request and --bulk is not given.")
 @click.option("--bulk", is_flag=True, help="With --store: into the store's bulk loader (Oxigraph's no_transaction), several times faster; a failed request may stay partly loaded.")
 @click.option("--batch", type=click.IntRange(1), help="Triples per request [10000 with --store, 500000 with --bulk, else 20000].")
 @clean_errors
