@@ -42,10 +42,6 @@ FEATURES: tuple[str, ...] = (
     "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
-    "loose_share",  # share of mentions that are loose (words apart, turned round, another form: kg.extract.loose)
-    "title_loose",  # the title names it only loosely
-    "used_share",  # share of mentions after "using", "based on", "experiments on" …: a tool or data set the paper uses
-    "background_only",  # every mention comes before the first sentence that says what the paper does
 )
 
 
@@ -80,9 +76,8 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case,
-# loose, used (see kg.extract.salience.Context).
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool, bool, bool]
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
 
 
 def candidate_rows(
@@ -93,14 +88,12 @@ def candidate_rows(
     text_length: int,
     facts: ConceptFacts,
     priors: dict[str, Prior],
-    title_loose: frozenset[str] = frozenset(),
-    first_focus: int | None = None,
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned or named in the title), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
     for note in notes:
         by_concept.setdefault(note[0], []).append(note)
-    concepts = sorted(set(by_concept) | title_concepts | title_loose)
+    concepts = sorted(set(by_concept) | title_concepts)
     total = max(1, len(notes))
     sums = {c: sum(n[3] for n in by_concept.get(c, ())) + (2.0 if c in title_concepts else 0.0) for c in concepts}
     ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (-sums[c], c)))}
@@ -140,10 +133,6 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
-            (sum(m[9] for m in ms) / n) if n else 0.0,
-            float(c in title_loose),
-            (sum(m[10] for m in ms) / n) if n else 0.0,
-            float(n > 0 and first_focus is not None and all(m[4] < first_focus for m in ms)),
         ])
     return concepts, rows
 

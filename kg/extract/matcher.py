@@ -17,7 +17,6 @@ from .cleanup import Cleaned, clean
 from .cues import CueMatcher
 from .features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from .labels import label_tokens
-from .loose import LooseLabels
 from .records import Extraction, Link, Mention, Method
 from .scorer import Scorer
 from .scorer import load as load_scorer
@@ -218,9 +217,7 @@ class _Read:
     title_concepts: frozenset[str]
     methods: tuple[tuple[int, int], ...]
     sentences: int
-    first_focus: int | None
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
-    title_loose: frozenset[str] = frozenset()  # concepts the title names only loosely (kg.extract.loose)
 
 
 class PhraseExtractor:
@@ -240,8 +237,6 @@ class PhraseExtractor:
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.senses = SenseMatcher(self.nlp, scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
-        exact_only = frozenset(label for c in scheme.concepts.values() for label in c.labels if _is_acronym(label))
-        self.loose = LooseLabels.of(scheme, exact_only)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -283,7 +278,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.title_loose, r.first_focus)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors)
             for r in read
         ]
 
@@ -322,12 +317,7 @@ class PhraseExtractor:
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        notes = tuple((*k, *d, k in exact, False, ctx.in_use(k[1])) for k, d in zip(kept, ctx.describe(kept, text)))
-        loose = _loose_only(self.loose.find(doc), kept, cue_chars)
-        notes += tuple(
-            (c, a, b, ctx.weight(a), ctx.sentence(a), ctx.sentence(a) in ctx.focus, ctx.in_passing(a), False, False, True, ctx.in_use(a))
-            for c, a, b in loose
-        )
+        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_spans = (
             self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, self.cues(title_doc)), title_doc.text, docs)
@@ -335,11 +325,10 @@ class PhraseExtractor:
         )
         title_kept = _longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)
-        title_loose = frozenset(c for c, _, _ in _loose_only(self.loose.find(title_doc), title_kept, [])) - title if title_doc is not None else frozenset()
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), ctx.first_focus, _title_spans(paper, title_kept), title_loose)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
 
     def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
         abstract = r.paper.abstract
@@ -370,21 +359,6 @@ def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tup
     if not idioms:
         return spans
     return [m for m in spans if not any(a < m[2] and m[1] < b for a, b in idioms)]
-
-
-def _loose_only(loose: list[tuple[str, int, int]], kept: list[tuple[str, int, int]], cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
-    """Loose mentions that add to the phrase matches: of a concept not matched as a phrase, outside idioms, and
-    either clear of every phrase match or holding it whole ("Robust [Offline Reinforcement Learning]"), never
-    a part of one ("reinforcement learning" inside "deep reinforcement learning" stays deep RL alone)."""
-    named = {c for c, _, _ in kept}
-    idioms = [(a, b) for label, a, b in cues if label == "IDIOM"]
-    out = []
-    for c, a, b in loose:
-        if c in named or any(x < b and a < y for x, y in idioms):
-            continue
-        if all(b <= x or a >= y or (a <= x and y <= b and (a, b) != (x, y)) for _, x, y in kept):
-            out.append((c, a, b))
-    return out
 
 
 def _title_spans(paper: Paper, kept: list[tuple[str, int, int]]) -> tuple[tuple[str, int, int], ...]:

@@ -40,7 +40,6 @@ class Context:
     sentence_starts: tuple[int, ...]
     focus: frozenset[int]  # indexes of sentences that say what the paper does
     passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
-    used: tuple[tuple[int, int], ...] = ()  # ranges after "using", "based on", "experiments on": a tool, a data set
 
     def sentence(self, offset: int) -> int:
         """The index of the sentence holding character `offset`."""
@@ -49,15 +48,6 @@ class Context:
     def in_passing(self, start: int) -> bool:
         """True when a mention starting at `start` sits in a contrast or example stretch."""
         return bool(self.passing) and any(a <= start < b for a, b in self.passing)
-
-    def in_use(self, start: int) -> bool:
-        """True when a mention starting at `start` names something the paper uses or evaluates on."""
-        return bool(self.used) and any(a <= start < b for a, b in self.used)
-
-    @property
-    def first_focus(self) -> int | None:
-        """The first sentence that says what the paper does, if any (what comes before it is background)."""
-        return min(self.focus) if self.focus else None
 
     def weight(self, start: int) -> float:
         """The weight of one mention starting at `start`."""
@@ -193,7 +183,6 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
     ctx = Context(starts, frozenset(), ())
     focus: set[int] = set()
     passing: list[tuple[int, int]] = []
-    used: list[tuple[int, int]] = []
     for label, start, end in cues:
         if label in ("FOCUS", "PROPOSE"):
             focus.add(ctx.sentence(start))
@@ -202,10 +191,7 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
             passing.append((end, _stretch_end(text, end + skip, pattern)))
-        elif label in ("USE", "EVAL"):
-            # What a paper uses ends at the next comma ("using X, we …"); what it evaluates on runs to the clause end.
-            used.append((end, _stretch_end(text, end, _LIST_END if label == "EVAL" else _CLAUSE_END_OR_COMMA)))
-    return Context(starts, frozenset(focus), tuple(passing), tuple(used))
+    return Context(starts, frozenset(focus), tuple(passing))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")

@@ -10,7 +10,7 @@ finds as many of the experts' topics as it can at a precision readers accept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -36,6 +36,7 @@ class ExpertTable:
     concept: tuple[str, ...]
     rows: tuple[tuple[float, ...], ...]
     label: tuple[int, ...]
+    titled: tuple[bool, ...]  # the row comes from a reading with the title (False: title left out)
 
 
 @dataclass(frozen=True)
@@ -64,26 +65,32 @@ class Judge:
 
 def table(experts: Sequence[ExpertPaper], texts: dict[str, Paper], judge: Judge, extractor: PhraseExtractor) -> ExpertTable:
     """Candidate rows of every expert paper whose text is known, labelled by the expert rule (every candidate
-    scored as if it were a subject: right or not)."""
+    judged as if it were a subject: right or not). Every paper is also read without its title, so the model
+    scores untitled papers (seed lists) on the same scale, as kg.training.scorer does."""
     kept = tuple(e for e in experts if e.id in texts)
-    candidates = extractor.candidates(extractor.read([texts[e.id] for e in kept]))
-    judged = judge.score(kept, {e.id: set(concepts) for e, (concepts, _) in zip(kept, candidates)})
-    paper, concept, rows, label = [], [], [], []
-    for i, ((concepts, feature_rows), scored) in enumerate(zip(candidates, judged.papers)):
-        right = {s.concept for s in scored.subjects if s.right}
-        for c, row in zip(concepts, feature_rows):
-            paper.append(i)
-            concept.append(c)
-            rows.append(tuple(row))
-            label.append(int(c in right))
-    return ExpertTable(kept, tuple(paper), tuple(concept), tuple(rows), tuple(label))
+    paper, concept, rows, label, titled = [], [], [], [], []
+    for with_title in (True, False):
+        papers = [texts[e.id] if with_title else replace(texts[e.id], title=None) for e in kept]
+        candidates = extractor.candidates(extractor.read(papers))
+        judged = judge.score(kept, {e.id: set(concepts) for e, (concepts, _) in zip(kept, candidates)})
+        for i, ((concepts, feature_rows), scored) in enumerate(zip(candidates, judged.papers)):
+            right = {s.concept for s in scored.subjects if s.right}
+            for c, row in zip(concepts, feature_rows):
+                paper.append(i)
+                concept.append(c)
+                rows.append(tuple(row))
+                label.append(int(c in right))
+                titled.append(with_title)
+    return ExpertTable(kept, tuple(paper), tuple(concept), tuple(rows), tuple(label), tuple(titled))
 
 
-def subjects(data: ExpertTable, probabilities: Sequence[float], threshold: float) -> dict[str, set[str]]:
-    """Each paper's subjects under `threshold`, chosen as a build chooses them (kg.extract.features.choose)."""
+def subjects(data: ExpertTable, probabilities: Sequence[float], threshold: float, titled: bool = True) -> dict[str, set[str]]:
+    """Each paper's subjects under `threshold`, chosen as a build chooses them (kg.extract.features.choose), from
+    the reading with its title (`titled`) or without."""
     rows_of: dict[int, list[int]] = {}
     for i, p in enumerate(data.paper):
-        rows_of.setdefault(p, []).append(i)
+        if data.titled[i] == titled:
+            rows_of.setdefault(p, []).append(i)
     out: dict[str, set[str]] = {e.id: set() for e in data.papers}
     for p, rows in rows_of.items():
         chosen = choose([(probabilities[i], eligible(data.rows[i])) for i in rows], threshold)
