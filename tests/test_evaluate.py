@@ -98,14 +98,12 @@ def _seed_scores(sample_built):
 
 @pytest.mark.skipif(not GOLD.is_file(), reason="the shared gold set is not beside the project")
 def test_seed_gold_floor(sample_built):
-    """Every gold abstract is found in the sample graph, and extraction stays above the level the learned
-    scorer reached with scheme 1.2.0 (P 0.832, R 0.750, F1 0.789; with the readers' exclusions P 0.838, R 0.741,
-    F1 0.787; the hand-set salience it replaced had F1
-    0.808-0.811 here but 0.615-0.618 against author keywords, where the learned one has 0.634 cross-validated):
-    a regression guard."""
+    """Every gold abstract is found in the sample graph, and extraction stays at the seed guard of the recall work
+    (F1 at least 0.77). The scorer fitted on expert topic lists gives P 0.804, R 0.768, F1 0.785 here; the
+    keyword-fitted scorer it replaced gave P 0.856, R 0.741, F1 0.794: a regression guard."""
     result = _seed_scores(sample_built)
     assert not result.unmatched
-    assert result.precision >= 0.81 and result.recall >= 0.73 and result.f1 >= 0.775, f"P {result.precision:.3f} R {result.recall:.3f} F1 {result.f1:.3f}"
+    assert result.precision >= 0.79 and result.recall >= 0.75 and result.f1 >= 0.77, f"P {result.precision:.3f} R {result.recall:.3f} F1 {result.f1:.3f}"
 
 
 @pytest.mark.skipif(not GOLD.is_file(), reason="the shared gold set is not beside the project")

@@ -57,7 +57,10 @@ PAPERS = [
     {"id": "x", "title": "Not read by the expert", "abstract": "Generative adversarial networks generate images. We study generative adversarial networks."},
 ]
 
-# The subjects and mentions the default extraction gives these papers (checked in test_the_graph_is_as_the_hand_figures_assume).
+# The subjects and mentions these papers get with a pinned scorer (the keyword-fitted one of scheme 1.2.3, a fixture),
+# so that the hand figures do not move when the shipped scorer is refitted (checked in
+# test_the_graph_is_as_the_hand_figures_assume).
+MODEL = ROOT / "tests" / "fixtures" / "keyword-scorer.json"
 SUBJECTS = {"a": {"offline reinforcement learning"}, "b": {"diffusion model"}, "c": {"large language model", "machine learning"}, "d": {"reinforcement learning"}, "e": {"transfer learning"}}
 
 
@@ -115,7 +118,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     scheme = tmp / "scheme.ttl"
     scheme.write_text(SCHEME, encoding="utf-8")
     papers = _jsonl(tmp / "papers.jsonl", PAPERS)
-    built = kg.build([papers], schemes=[scheme], default_scheme=False, ids={e["id"] for e in EXPERT})
+    built = kg.build([papers], schemes=[scheme], default_scheme=False, ids={e["id"] for e in EXPERT}, model=MODEL)
     return {"scheme": scheme, "papers": papers, "expert": _jsonl(tmp / "expert.jsonl", EXPERT), "graph": kg.write(built, tmp / "g.ttl")}
 
 
@@ -154,12 +157,13 @@ def test_report_and_verbose_detail(files: dict[str, Path]) -> None:
 
 
 def test_papers_are_built_in_memory_from_a_papers_file(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    """--papers builds the papers the expert file lists (not x) with the default extraction, here the test scheme."""
+    """--papers builds the papers the expert file lists (not x) with the default extraction, here the test scheme and
+    the pinned scorer."""
     module = sys.modules["kg.build"]  # the package's `kg.build` is the function
     real = module.build
 
     def with_test_scheme(inputs, **options):
-        return real(inputs, schemes=[files["scheme"]], default_scheme=False, **options)
+        return real(inputs, schemes=[files["scheme"]], default_scheme=False, model=MODEL, **options)
 
     monkeypatch.setattr(module, "build", with_test_scheme)
     result = CliRunner().invoke(cli, ["eval", "--expert", str(files["expert"]), "--papers", str(files["papers"])])

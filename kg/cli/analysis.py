@@ -89,14 +89,37 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: 
 
 
 @click.command("train")
-@click.option("--keywords", required=True, type=click.Path(path_type=Path), help="Papers with author keywords (JSONL: id, title, abstract, keywords).")
+@click.option("--keywords", type=click.Path(path_type=Path), help="Papers with author keywords (JSONL: id, title, abstract, keywords).")
+@click.option("--expert", type=click.Path(path_type=Path), help="Expert topic lists (JSONL: id, about, not_about); with --papers.")
+@click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers' titles and abstracts (JSON, JSONL or CSV with id, title, abstract).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Model file to write (JSON), for `kg build --model`.")
 @click.option("--folds", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds (by paper).")
 @clean_errors
-def train(keywords: Path, output: Path, folds: int) -> None:
-    """Fit the link scorer on papers with author keywords; print its cross-validated figures (needs kg[train])."""
+def train(keywords: Path | None, expert: Path | None, papers: Path | None, output: Path, folds: int) -> None:
+    """Fit the link scorer on expert topic lists or author keywords; print its cross-validated figures (needs kg[train])."""
+    from ..errors import UsageError
+
+    if (keywords is None) == (expert is None):
+        raise UsageError("give --expert EXPERT.jsonl --papers PAPERS.jsonl, or --keywords KEYWORDS.jsonl, one of them")
+    if (expert is None) != (papers is None):
+        raise UsageError("--expert and --papers go together: kg train --expert EXPERT.jsonl --papers PAPERS.jsonl -o MODEL.json")
+    from ..atomic import refuse_overwrite
+
+    refuse_overwrite(output, [p for p in (keywords, expert, papers) if p is not None])
+    if expert is not None and papers is not None:
+        from ..training.expert import PRECISION_FLOOR
+        from ..training.expert import train_file as train_expert
+
+        fitted = train_expert(expert, papers, output, folds)
+        ev = fitted.cross_validated
+        click.echo(f"cross-validated ({folds} folds by paper), threshold {fitted.scorer.threshold:.2f} "
+                   f"(the lowest with precision at least {PRECISION_FLOOR:.2f}):")
+        click.echo(f"expert   precision {ev.precision:.3f}  recall {ev.recall:.3f}  F1 {ev.f1:.3f}  subjects a paper {ev.subjects_a_paper:.2f}")
+        click.echo(f"wrote {output}")
+        return
     from ..training.scorer import train_file
 
+    assert keywords is not None
     trained = train_file(keywords, output, folds)
     click.echo(f"cross-validated ({folds} folds by paper), threshold {trained.scorer.threshold:.2f}:")
     click.echo(trained.cross_validated.figures().line("roll-up"))

@@ -149,12 +149,12 @@ _IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA = (
 
 def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
     """Which of a paper's candidates are subjects, from (probability, eligible) pairs: those at the threshold that
-    `eligible` allows. A paper none of whose candidates passes both keeps the most probable one at the threshold:
-    an abstract that names neural networks only to set the scene is still about something kg can find it by."""
+    `eligible` allows. A paper none of whose candidates passes both keeps its most probable candidate: an abstract
+    that names neural networks only to set the scene is still about something kg can find it by, and a paper no
+    query reaches is lost to its reader."""
     chosen = [p >= threshold and ok for p, ok in scores]
     if scores and not any(chosen):
-        best = max(range(len(scores)), key=lambda i: scores[i][0])
-        chosen[best] = scores[best][0] >= threshold
+        chosen[max(range(len(scores)), key=lambda i: scores[i][0])] = True
     return chosen
 
 

@@ -1,0 +1,76 @@
+"""The scorer fitted on expert topic lists, cross-validated over several fold splits (kg.training.expert).
+
+Usage: python bench/expert_cv.py [EXPERT.jsonl PAPERS.jsonl] [--repeats N]
+The scorer is fitted and its threshold chosen as `kg train --expert` does (the lowest with out-of-fold
+precision at least PRECISION_FLOOR), over N random splits into folds by paper (one split's figures move by
+about 0.01); it prints the mean precision, recall and subjects a paper, the recall at fixed precisions (so
+variants compare at one precision), and the candidate ceiling (every candidate a subject), for papers read
+with their titles and without (seed lists have none). A variant of the features or the matcher is measured
+by running it on a branch that has it.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from kg import ingest, scheme
+from kg.expert import read_expert
+from kg.extract.matcher import PhraseExtractor
+from kg.training.expert import PRECISION_FLOOR, THRESHOLDS, ExpertTable, Judge, subjects, table
+from kg.training.scorer import fit
+
+GOLD = Path(__file__).resolve().parent.parent.parent / "shared" / "gold"
+def cross_validate(data: ExpertTable, judge: Judge, repeats: int, titled: bool) -> dict[str, float]:
+    """Mean figures over `repeats` random fold splits (5 folds by paper)."""
+    n = len(data.papers)
+    sums: dict[str, float] = {}
+    for seed in range(repeats):
+        order = list(range(n))
+        random.Random(seed).shuffle(order)
+        fold_of = {p: k % 5 for k, p in enumerate(order)}
+        oof = [0.0] * len(data.rows)
+        for k in range(5):
+            train = [i for i, p in enumerate(data.paper) if fold_of[p] != k]
+            test = [i for i, p in enumerate(data.paper) if fold_of[p] == k]
+            model = fit([data.rows[i] for i in train], [data.label[i] for i in train])
+            for i, prob in zip(test, model.probabilities([data.rows[i] for i in test])):
+                oof[i] = prob
+        scores = {t: judge.score(data.papers, subjects(data, oof, t, titled)) for t in THRESHOLDS}
+        passing = [t for t, s in scores.items() if s.precision >= PRECISION_FLOOR]
+        best = scores[min(passing)] if passing else max(scores.values(), key=lambda s: s.precision)
+        figures = {"P": best.precision, "R": best.recall, "subjects": best.subjects_a_paper}
+        for floor in (0.75, 0.85):
+            figures[f"R@P{floor:.2f}"] = max((s.recall for s in scores.values() if s.precision >= floor), default=0.0)
+        for key, value in figures.items():
+            sums[key] = sums.get(key, 0.0) + value / repeats
+    return sums
+
+
+def main(argv: list[str]) -> None:
+    repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 5
+    args = [a for i, a in enumerate(argv) if a != "--repeats" and (i == 0 or argv[i - 1] != "--repeats")]
+    expert_path, papers_path = (Path(args[0]), Path(args[1])) if len(args) > 1 else (GOLD / "expert-dev.jsonl", GOLD / "keywords-dev.jsonl")
+    experts = read_expert(expert_path)
+    wanted = {e.id for e in experts}
+    texts = {p.id: p for p in ingest.read([papers_path]).papers if p.id in wanted}
+    loaded = scheme.load()
+    judge = Judge.of_scheme(loaded)
+    data = table(experts, texts, judge, PhraseExtractor(loaded))
+    print(f"{len(texts)} papers, {repeats} random 5-fold splits by paper; threshold: the lowest with precision >= {PRECISION_FLOOR}")
+    print("| reading | P | R | subjects a paper | R at P>=0.75 | R at P>=0.85 | candidate ceiling R (candidates a paper) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for titled in (True, False):
+        f = cross_validate(data, judge, repeats, titled)
+        every: dict[str, set[str]] = {}
+        for p, c, t in zip(data.paper, data.concept, data.titled):
+            if t == titled:
+                every.setdefault(data.papers[p].id, set()).add(c)
+        ceiling = judge.score(data.papers, every)
+        print(f"| {'title and abstract' if titled else 'abstract only'} | {f['P']:.3f} | {f['R']:.3f} | {f['subjects']:.2f} | {f['R@P0.75']:.3f} "
+              f"| {f['R@P0.85']:.3f} | {ceiling.recall:.3f} ({ceiling.subjects_a_paper:.1f}) |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
