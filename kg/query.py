@@ -10,6 +10,7 @@ a SPARQL endpoint.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -54,7 +55,8 @@ def query(
     if endpoint is not None:
         from .remote import run_remote
 
-        return run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout or QUERY_TIMEOUT)
+        answer = run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout or QUERY_TIMEOUT)
+        return answer if max_rows is None or len(answer) <= max_rows else replace(answer.head(max_rows), truncated=True)
     from .deadline import with_deadline
 
     graph = graph if graph is not None else default_graph()

@@ -195,3 +195,16 @@ def test_push_through_the_graph_store_protocol(oxigraph: str, sample_ttl: Path) 
     assert out.exit_code == 0 and _count(oxigraph, target) == len(set(local)), out.output
     out = runner.invoke(cli, ["push", str(sample_ttl)])
     assert out.exit_code == 1 and "--store" in out.output
+
+
+def test_a_row_limit_holds_on_an_endpoint_as_on_a_graph(oxigraph: str, mini_ttl: Path) -> None:
+    """`-n 3` printed every row of a remote answer (7 on a user's store); it shows three, as on a local graph."""
+    runner = CliRunner()
+    assert runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", f"{oxigraph}/update", "--graph", GRAPH_IRI, "--replace"]).exit_code == 0
+    args = ["query", "-", "-n", "3", "-f", "csv"]
+    query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o"
+    remote = runner.invoke(cli, [*args, "--endpoint", f"{oxigraph}/query", "--graph-iri", GRAPH_IRI], input=query)
+    local = runner.invoke(cli, [*args, "--graph", str(mini_ttl)], input=query)
+    assert remote.exit_code == 0 and local.exit_code == 0, remote.output + local.output
+    assert len(remote.stdout.strip().splitlines()) == 4 and remote.stdout == local.stdout
+    assert kg.query(query, endpoint=f"{oxigraph}/query", graph_iri=GRAPH_IRI, max_rows=3).truncated
