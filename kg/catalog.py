@@ -54,6 +54,11 @@ class NamedQuery:
     example: str
     path: Path | None = None
 
+    @property
+    def reads_analysis(self) -> bool:
+        """Whether the query reads what `kg analyze` writes into a graph (its purpose line says so)."""
+        return "`kg analyze`" in self.purpose
+
     def signature(self) -> str:
         """Parameters for one-line listings: `concept` required, `[min=1]` optional."""
         parts = [p.name if p.required else f"[{p.name}{'=' + p.default if p.default else ''}]" for p in self.params]

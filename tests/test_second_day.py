@@ -36,3 +36,19 @@ def test_property_paths_of_prefixed_names_need_no_prefix_lines(built: Path, path
     result = CliRunner().invoke(cli, ["query", "-", "--graph", str(built), "-f", "csv"], input=query)
     assert result.exit_code == 0, result.output
     assert len(result.stdout.strip().splitlines()) == 4, result.stdout  # a header and three rows
+
+
+@pytest.mark.parametrize("name", ["communities", "similar-papers", "related-concepts"])
+def test_a_query_of_analysis_results_on_a_graph_without_them_says_to_run_kg_analyze(built: Path, name: str) -> None:
+    result = CliRunner().invoke(cli, ["query", name, "--graph", str(built)])
+    assert result.exit_code == 0, result.output
+    assert "(0 rows)" in result.stdout
+    assert f"run `kg analyze {built}` and ask again" in result.stderr
+
+
+def test_a_query_of_analysis_results_with_rows_says_nothing_more(built: Path, tmp_path: Path) -> None:
+    analysed = tmp_path / "analysed.ttl"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["analyze", str(built), "-o", str(analysed)]).exit_code == 0
+    result = runner.invoke(cli, ["query", "related-concepts", "--graph", str(analysed)])
+    assert result.exit_code == 0 and "(0 rows)" not in result.stdout and "kg analyze" not in result.stderr, result.output

@@ -56,6 +56,10 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     if graph is None and endpoint is None:
         graph = default_graph_said()
     results = run_query(target, params_of(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
+    named = catalog().get(name) if isinstance(target, str) else None
+    if named is not None and named.reads_analysis and results.kind == "select" and not results.rows and endpoint is None:
+        click.echo(f"no rows: {name} reads what `kg analyze` adds to a graph, and a rebuilt graph has none; "
+                   f"run `kg analyze {graph}` and ask again", err=True)
     chosen = fmt or ("ttl" if results.kind == "graph" else "table")
     if chosen == "table" and results.kind == "select" and output is None:
         import shutil
