@@ -185,6 +185,7 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
         return Term("literal", str(value), XSD + "string")
     if text.startswith("<") and text.endswith(">"):
         text = text[1:-1]
+    text = _expanded(text)
     if p.type == "iri":
         if not _IRI.match(text):
             raise UsageError(f"query {q.name!r}: parameter {p.name!r} must be an IRI, not {text!r}")
@@ -194,9 +195,21 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
     return Term("uri", _paper_iri(q, p, text, lookup))
 
 
+def _expanded(text: str) -> str:
+    """A name as kg prints it (`kgc:reinforcement-learning`, `paper:586b7ea2e117174c`) as the IRI it stands for."""
+    from .vocabulary import Namespaces
+
+    prefix, _, local = text.partition(":")
+    namespace = Namespaces().prefixes().get(prefix)
+    return namespace + local if namespace is not None and local and not local.startswith("//") else text
+
+
 def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    if _IRI.match(text) and lookup("concept-by-iri", {"concept": Term("uri", text)}).rows:
-        return text
+    from .vocabulary import KGC
+
+    for iri in (text, KGC + text):  # an IRI, or the slug kg prints after kgc: ("reinforcement-learning")
+        if _IRI.match(iri) and lookup("concept-by-iri", {"concept": Term("uri", iri)}).rows:
+            return iri
     rows = lookup("concept-by-label", {"key": Term("literal", text, XSD + "string")}).rows
     pref = sorted({_value(r[0]) for r in rows if _value(r[2]) == "pref"})
     found = pref or sorted({_value(r[0]) for r in rows})
@@ -207,8 +220,13 @@ def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
     if _IRI.match(text) and text.count(":") and "/" in text:
         raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
     # Only on the way to an error: every label, for the nearest ones.
-    labels = sorted({_value(r[1]).casefold() for r in lookup("concept-labels", {}).rows})
-    hints = get_close_matches(text.casefold(), labels, n=3)
+    every = [(_value(r[1]).casefold(), _value(r[2]) == "pref") for r in lookup("concept-labels", {}).rows]
+    labels = sorted({label for label, _ in every})
+    key = text.casefold()
+    # First the labels that hold the words as written ("diffusion": diffusion model): prefLabels, then those that
+    # start with the words, the shortest first; then near spellings.
+    holding = sorted({(not pref, not label.startswith(key), len(label), label) for label, pref in every if re.search(rf"\b{re.escape(key)}", label)})
+    hints = list(dict.fromkeys([*(h[3] for h in holding[:3]), *get_close_matches(key, labels, n=3)]))[:3]
     raise UsageError(
         f"query {q.name!r}: no concept labelled {text!r} in the graph"
         + (f" (did you mean: {', '.join(hints)}?)" if hints else "; see 'kg query concept-tree'")

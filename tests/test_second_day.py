@@ -52,3 +52,32 @@ def test_a_query_of_analysis_results_with_rows_says_nothing_more(built: Path, tm
     assert runner.invoke(cli, ["analyze", str(built), "-o", str(analysed)]).exit_code == 0
     result = runner.invoke(cli, ["query", "related-concepts", "--graph", str(analysed)])
     assert result.exit_code == 0 and "(0 rows)" not in result.stdout and "kg analyze" not in result.stderr, result.output
+
+
+def _concepts_of(result) -> list[str]:
+    return sorted({line.split(",")[0] for line in result.stdout.strip().splitlines()[1:]})
+
+
+def test_every_name_kg_prints_for_a_concept_or_paper_is_taken_back(built: Path) -> None:
+    """Label, slug, kgc: name and IRI of a concept; identifier as written, paper: name and IRI of a paper."""
+    runner = CliRunner()
+
+    def run(*params: str) -> object:
+        result = runner.invoke(cli, ["query", "evidence", "--graph", str(built), "-f", "csv", *[x for p in params for x in ("-p", p)]])
+        assert result.exit_code == 0, result.output
+        return result
+
+    paper_iri = "https://w3id.org/kg/paper/p1"
+    concept_iri = "https://w3id.org/kg/concept/offline-reinforcement-learning"
+    answers = {
+        run(f"paper={paper}", f"concept={concept}").stdout
+        for paper in ("p1", "paper:p1", paper_iri, f"<{paper_iri}>")
+        for concept in ("offline reinforcement learning", "offline-reinforcement-learning", "kgc:offline-reinforcement-learning", concept_iri)
+    }
+    assert len(answers) == 1 and "offline" in answers.pop()
+
+
+def test_a_word_of_a_label_is_suggested_by_the_labels_that_hold_it(built: Path) -> None:
+    result = CliRunner().invoke(cli, ["query", "papers-by-concept", "--graph", str(built), "-p", "concept=diffusion"])
+    assert result.exit_code == 1
+    assert "did you mean: diffusion model" in result.output, result.output
