@@ -168,6 +168,8 @@ def _trend_svg(facts: Facts, concepts: list[str], years: list[int]) -> str:
                 label=_text(facts.concepts[concept]))
     ax.set_ylabel("% of the year's papers")
     ax.set_xlabel("year")
+    ax.set_xticks(years if len(years) <= 12 else years[:: -(-len(years) // 12)])  # whole years, never 2023.75
+    ax.xaxis.set_major_formatter("{x:.0f}")
     if concepts:
         ax.legend(fontsize=8, frameon=False)
     for a in (top_ax, ax):

@@ -102,3 +102,12 @@ def test_report_opens_offline_in_chromium_with_its_charts(sample_report: Path) -
     assert all(w > 200 and h > 50 for w, h in boxes), boxes
     assert text_in_charts > 10  # labels are real text, drawn
     assert (sample_report.parent / link).resolve() == sample_report.parent.parent / "icml2024.html"
+
+
+def test_the_trend_axis_reads_whole_years(two_topics_report: str) -> None:
+    """Two years of papers gave ticks at 2023.75 and 2024.25; a year axis names years."""
+    import re
+
+    trends = two_topics_report.split('id="chart-trends"')[1].split("</svg>")[0]
+    ticks = re.findall(r">\s*(\d{4}(?:\.\d+)?)\s*<", trends)
+    assert ticks and all("." not in t for t in ticks), ticks
