@@ -10,6 +10,7 @@ GRAPH = GRAPH_DIR / f"{SAMPLE_NAME}.ttl"  # the graph `kg query`, `kg serve` and
 BASE = "https://w3id.org/kg/"  # --base: the IRI folder of papers, annotations, authors, venues
 QUERY_TIMEOUT = 60.0  # seconds a query on a remote endpoint may take
 PUSH_TIMEOUT = 300.0  # seconds one `kg push` request may take
+REMOTE_MAX_BYTES = 1 << 30  # bytes of one answer from a store or endpoint that kg reads at most (a 100k-paper listing is ~40 MB)
 SERVE_TIMEOUT = 10.0  # seconds a query on `kg serve` may run
 SERVE_MAX_ROWS = 10_000  # rows `kg serve` returns at most per query
 PUSH_BATCH = 20_000  # triples per INSERT DATA request of `kg push`: about 2-3 MB of N-Triples

@@ -6,6 +6,7 @@ Plain urllib and the SPARQL 1.1 Protocol, so any store works: Oxigraph, Fuseki, 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -58,7 +59,7 @@ def request(method: str, url: str, body: bytes, content_type: str, accept: str, 
     req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
     try:
         with urlopen(req, timeout) as resp:
-            return resp.read(), resp.headers.get("Content-Type", "")
+            return _bounded(resp, url, timeout), resp.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
         moved = redirected(url, exc)
         if moved is not None:
@@ -69,6 +70,25 @@ def request(method: str, url: str, body: bytes, content_type: str, accept: str, 
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise QueryError(f"cannot reach {url} ({reason}); is the store running?") from None
+
+
+def _bounded(resp: IO[bytes], url: str, timeout: float) -> bytes:
+    """The answer's body, read within `timeout` seconds in all and REMOTE_MAX_BYTES at most: the socket timeout
+    alone bounds each read, so a server that trickles a byte a second, or sends without end, held kg for ever
+    or filled the machine's memory."""
+    from . import defaults
+
+    limit, deadline = defaults.REMOTE_MAX_BYTES, time.monotonic() + timeout
+    chunks, size = [], 0
+    while chunk := resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            raise QueryError(f"{url} sent more than {limit >> 20} MB in one answer; kg stops reading there "
+                             "(ask for fewer rows: LIMIT, or a narrower query)")
+        if time.monotonic() > deadline:
+            raise QueryError(f"{url} took more than {timeout:g} s to send its answer; kg stopped waiting (--timeout sets the limit)")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def run_remote(

@@ -1,0 +1,70 @@
+"""Answers from a store or endpoint are read within the time limit and a size cap (issue 30, L2): a server that
+sends without end, or a byte at a time, neither fills the machine nor holds kg for ever."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import kg
+from kg import defaults
+from kg.errors import KgError
+
+
+class _Endless(BaseHTTPRequestHandler):
+    """Answers every POST with a body that never ends: fast (`/flood`) or a byte every 20 ms (`/trickle`)."""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.end_headers()
+        try:
+            self.wfile.write(b'{"head": {"vars": ["x"]}, "results": {"bindings": [')
+            while True:
+                if self.path == "/flood":
+                    self.wfile.write(b'{"x": {"type": "literal", "value": "' + b"y" * 60_000 + b'"}},')
+                else:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.02)
+        except OSError:
+            return  # the client stopped reading
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def endless() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_an_answer_without_end_is_cut_at_the_size_cap(endless: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(defaults, "REMOTE_MAX_BYTES", 4 << 20)
+    with pytest.raises(KgError, match=r"sent more than 4 MB in one answer"):
+        kg.query("SELECT * WHERE { ?s ?p ?o }", endpoint=f"{endless}/flood", timeout=30)
+
+
+def test_an_answer_sent_a_byte_at_a_time_stops_at_the_time_limit(endless: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(KgError, match=r"took more than 0.4 s to send its answer"):
+        kg.query("SELECT * WHERE { ?s ?p ?o }", endpoint=f"{endless}/trickle", timeout=0.4)
+    assert time.monotonic() - started < 3
+
+
+def test_a_push_whose_store_answers_without_end_stops(endless: str, mini_ttl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(defaults, "REMOTE_MAX_BYTES", 4 << 20)
+    with pytest.raises(KgError, match=r"sent more than 4 MB"):
+        kg.push(mini_ttl, f"{endless}/flood")
