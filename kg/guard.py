@@ -30,9 +30,10 @@ def foreign(environ: dict, method: str, hosts: frozenset[str]) -> Refusal | None
     """A refusal for a request from another site, or None for a request that may go on.
 
     A Host header naming no address of this server is a web page whose domain was made to resolve to
-    this machine (DNS rebinding); an IP address literal cannot be rebound and is accepted. A POST a
-    browser marks as cross-site (Sec-Fetch-Site) or sends from another origin is a form of another
-    page submitted here.
+    this machine (DNS rebinding); an IP address literal cannot be rebound and is accepted. A request
+    that runs a query (a POST, a GET of /sparql or /queries/NAME) that a browser marks as cross-site
+    (Sec-Fetch-Site) or sends from another origin comes from another page, unless it is a link the
+    user followed.
     """
     host = environ.get("HTTP_HOST", "")
     if host:
@@ -42,12 +43,17 @@ def foreign(environ: dict, method: str, hosts: frozenset[str]) -> Refusal | None
         except ValueError:
             if name not in hosts:
                 return 403, f"Host {host!r} is not a name of this server; start it with --allow-host {name} to accept it"
-    if method == "POST":
+    path = environ.get("PATH_INFO", "/") or "/"
+    runs_query = method == "POST" or path == "/sparql" or path.startswith("/queries/")
+    # A link the user followed (a navigation the user started) may open a query; a page's own fetches, images,
+    # scripts and frames may not: any web page could make its visitors' endpoint run runaway queries.
+    followed = environ.get("HTTP_SEC_FETCH_MODE", "").lower() == "navigate" and environ.get("HTTP_SEC_FETCH_USER") == "?1"
+    if runs_query and not (method == "GET" and followed):
         if environ.get("HTTP_SEC_FETCH_SITE", "").lower() in ("cross-site", "same-site"):
             return 403, "cross-site requests are refused: send the query from this server's page or a non-browser client"
         origin = environ.get("HTTP_ORIGIN", "")
         if origin and (origin == "null" or urllib.parse.urlsplit(origin).netloc.lower() != host.lower()):
-            return 403, f"a POST from origin {origin} is refused: send the query from this server's page or a non-browser client"
+            return 403, f"a {method} from origin {origin} is refused: send the query from this server's page or a non-browser client"
     return None
 
 

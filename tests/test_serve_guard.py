@@ -146,6 +146,24 @@ def test_dns_rebinding_and_cross_site_posts_are_refused(app) -> None:
     assert post({"Host": "127.0.0.1:8000"}) == 200  # a non-browser client sends neither header
 
 
+def test_a_query_that_another_page_makes_a_browser_send_by_get_is_refused(app) -> None:
+    """Any web page could make its visitors' local endpoint run runaway queries through <img>, <script> or fetch()
+    (issue 30 L6); the page of this server, a link the user followed and non-browser clients go on."""
+
+    def get(headers: dict[str, str], path: str = "/sparql") -> int:
+        environ_headers = {"HTTP_HOST": "127.0.0.1:8000", **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()}}
+        return call_with(app, "GET", b"", {**environ_headers, "PATH_INFO": path}, query={"query": COUNT})
+
+    assert get({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}) == 403
+    assert get({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors", "Origin": "http://attacker.example"}) == 403
+    assert get({"Origin": "http://attacker.example"}) == 403
+    assert get({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}, "/queries/top-concepts") == 403
+    assert get({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Origin": "http://127.0.0.1:8000"}) == 200
+    assert get({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-User": "?1"}) == 200
+    assert get({}) == 200  # curl, SPARQLWrapper, kg query --endpoint
+    assert get({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}, "/") == 200  # the page itself is no query
+
+
 def test_an_allowed_host_name_is_accepted(mini_ttl: Path) -> None:
     application = make_app(mini_ttl, workers=1, timeout=5.0, hosts=("kg.example.org",))
     try:
