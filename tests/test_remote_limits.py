@@ -19,7 +19,7 @@ from kg.errors import KgError
 class _Endless(BaseHTTPRequestHandler):
     """Answers every POST with a body that never ends: fast (`/flood`) or a byte every 20 ms (`/trickle`)."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)
         self.send_header("Content-Type", "application/sparql-results+json")
