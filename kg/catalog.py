@@ -174,13 +174,23 @@ def bind(q: NamedQuery, params: Mapping[str, Any], lookup: Lookup) -> dict[str, 
     return out
 
 
+_INT_RANGE = (-(1 << 63), (1 << 63) - 1)  # what SQLite and the stores hold as an integer
+
+
 def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
     text = str(value).strip()
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal could not decode (os.fsdecode's surrogates)
+        raise UsageError(f"query {q.name!r}: parameter {p.name!r} is not UTF-8 text ({text.encode('utf-8', 'replace')!r})") from None
     if p.type == "integer":
         try:
-            return Term("literal", str(int(text)), XSD + "integer")
+            number = int(text)
         except ValueError:
             raise UsageError(f"query {q.name!r}: parameter {p.name!r} must be a whole number, not {text!r}") from None
+        if not _INT_RANGE[0] <= number <= _INT_RANGE[1]:
+            raise UsageError(f"query {q.name!r}: parameter {p.name!r} must be a whole number from {_INT_RANGE[0]} to {_INT_RANGE[1]}")
+        return Term("literal", str(number), XSD + "integer")
     if p.type == "string":
         return Term("literal", str(value), XSD + "string")
     if text.startswith("<") and text.endswith(">"):

@@ -81,3 +81,16 @@ def test_a_word_of_a_label_is_suggested_by_the_labels_that_hold_it(built: Path) 
     result = CliRunner().invoke(cli, ["query", "papers-by-concept", "--graph", str(built), "-p", "concept=diffusion"])
     assert result.exit_code == 1
     assert "did you mean: diffusion model" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("min=999999999999999999999999999999", "parameter 'min' must be a whole number from -9223372036854775808 to 9223372036854775807"),
+        ("min=\udcff\udcfe", "parameter 'min' is not UTF-8 text"),
+    ],
+)
+def test_a_parameter_out_of_range_or_not_text_is_one_line(built: Path, param: str, message: str) -> None:
+    """A huge integer and bytes that are not UTF-8 were 'a bug in kg' (issue 30 L4)."""
+    result = CliRunner().invoke(cli, ["query", "co-occurrence", "--graph", str(built), "-p", param])
+    assert result.exit_code == 1 and message in result.output, result.output

@@ -57,3 +57,17 @@ def test_train_needs_one_source_and_never_writes_over_an_input(tmp_path: Path) -
         result = runner.invoke(cli, ["train", *args])
         assert result.exit_code == 1 and message in result.output, result.output
     assert expert.read_text(encoding="utf-8") == "{}\n"
+
+
+def test_a_file_too_small_to_cross_validate_is_one_line(tmp_path: Path) -> None:
+    """One paper for five folds was 'unexpected TypeError … a bug in kg' (issue 30 L4)."""
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text(json.dumps({"id": "a", "title": "Offline reinforcement learning", "abstract": "We study offline reinforcement learning with diffusion models.", "keywords": ["offline RL"]}) + "\n")
+    expert = tmp_path / "expert.jsonl"
+    expert.write_text(json.dumps({"id": "a", "about": [{"label": "offline reinforcement learning"}], "not_about": []}) + "\n")
+    runner = CliRunner()
+    for args in (["--expert", str(expert), "--papers", str(papers)], ["--keywords", str(papers)]):
+        result = runner.invoke(cli, ["train", *args, "-o", str(tmp_path / "m.json")])
+        assert result.exit_code == 1, result.output
+        assert "1 usable papers for 5 folds; kg train needs at least as many papers as folds (--folds)" in result.output
+        assert not (tmp_path / "m.json").exists()

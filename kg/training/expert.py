@@ -21,7 +21,7 @@ from ..extract.scorer import Scorer
 from ..ingest import Paper
 from ..keywords import Hierarchy
 from ..scheme import KG, Scheme
-from .scorer import FOLDS, fit, hierarchy_of, write
+from .scorer import FOLDS, check_trainable, fit, hierarchy_of, write
 
 PRECISION_FLOOR = 0.80
 THRESHOLDS = tuple(round(0.05 + 0.01 * i, 2) for i in range(86))  # 0.05 … 0.90
@@ -103,6 +103,7 @@ def train(experts: Sequence[ExpertPaper], texts: dict[str, Paper], scheme: Schem
     judge = Judge.of_scheme(scheme)
     data = table(experts, texts, judge, PhraseExtractor(scheme))
     n = len(data.papers)
+    check_trainable(n, data.label, folds, trained_on or "expert file")
     fold_of = [i % folds for i in range(n)]
     out_of_fold = [0.0] * len(data.rows)
     for k in range(folds):

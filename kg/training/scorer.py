@@ -76,6 +76,17 @@ def table(entries: Sequence[KeywordPaper], scheme: Scheme, extractor: PhraseExtr
     return Table(tuple(kept), tuple(paper), tuple(concept), tuple(rows), tuple(label), tuple(titled))
 
 
+def check_trainable(papers: int, labels: Sequence[int], folds: int, source: str) -> None:
+    """Refuse, before any fit, a file too small to cross-validate or whose candidates are all right or all wrong."""
+    from ..errors import UsageError
+
+    if papers < folds:
+        raise UsageError(f"{source}: {papers} usable papers for {folds} folds; kg train needs at least as many papers as folds (--folds)")
+    if len(set(labels)) < 2:
+        kind = "right" if labels and labels[0] else "wrong"
+        raise UsageError(f"{source}: every candidate of its papers is {kind}; kg train needs papers with both right and wrong candidates")
+
+
 def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], threshold: float = 0.5, trained_on: str = "") -> Scorer:
     """A logistic regression on standardised rows, as a Scorer."""
     import numpy as np
@@ -94,6 +105,7 @@ def train(entries: Sequence[KeywordPaper], scheme: Scheme, folds: int = FOLDS, t
     """Cross-validate by paper, choose the threshold, and fit the final model on every row."""
     data = table(entries, scheme)
     n = len(data.papers)
+    check_trainable(n, data.label, folds, trained_on or "keyword file")
     fold_of = [i * folds // n for i in range(n)]  # contiguous folds in file order: no paper in two folds
     out_of_fold = [0.0] * len(data.rows)
     for k in range(folds):
