@@ -27,7 +27,7 @@ from typing import Any
 
 from . import extract, graphio, ingest, shards, triples, vocabulary
 from . import scheme as scheme_
-from .atomic import atomic_write
+from .atomic import atomic_write, locked
 from .build import _extract, sample_inputs
 from .defaults import VERSION as __version__
 from .errors import InputError, UsageError
@@ -214,7 +214,16 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: 
     return first_lines, drops, kept, problems, unchanged
 
 
-def build(
+def build(inputs: Sequence[str | Path] | None, output: str | Path, **options: Any) -> Sharded:
+    """Build (or, with `update=True`, add the new papers of `inputs` to) the sharded graph in folder `output`
+    (options: those of `_build`), holding the folder's lock for the whole run (kg.atomic.locked), as a local
+    build or update holds its graph's: two updates of one folder at once each read the manifest before the
+    other wrote it, and one's shards were left on disk, listed nowhere."""
+    with locked(Path(output).absolute()):
+        return _build(inputs, output, **options)
+
+
+def _build(
     inputs: Sequence[str | Path] | None,
     output: str | Path,
     *,

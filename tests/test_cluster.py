@@ -147,3 +147,30 @@ def test_a_scheme_that_needs_corpus_counts_is_refused_and_leaves_nothing(client,
     with pytest.raises(kg.UsageError, match="local engine"):
         cluster.build([folder / "papers.jsonl"], out, scheduler=client, schemes=[folder / "scheme.ttl"], default_scheme=False)
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_two_updates_of_one_folder_at_once_lose_no_paper(client, tmp_path: Path) -> None:
+    """Issue 30 M4: both updates succeeded and one's papers were on disk but listed in no manifest."""
+    part1, part2 = sample_inputs()
+    out = tmp_path / "shards"
+    cluster.build([part1], out, scheduler=client)
+    tiny = Path(__file__).parent / "fixtures" / "tiny.jsonl"
+    errors: list[BaseException] = []
+
+    def update(inputs: list[Path]) -> None:
+        try:
+            cluster.build(inputs, out, scheduler=client, update=True)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    runs = [threading.Thread(target=update, args=([part2],)), threading.Thread(target=update, args=([tiny],))]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert not errors
+    manifest = shards.read(out)
+    tiny_papers = len({json.loads(line)["id"] for line in tiny.read_text().splitlines() if line.strip()})
+    assert manifest.papers == 38 + tiny_papers and len(manifest.activities) == 3
+    listed = {s.file for s in manifest.shards}
+    assert {p.name for p in out.glob("part-*.nt")} == listed  # no shard on disk that no manifest lists
