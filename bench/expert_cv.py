@@ -18,11 +18,11 @@ from pathlib import Path
 from kg import ingest, scheme
 from kg.expert import read_expert
 from kg.extract.matcher import PhraseExtractor
-from kg.training.expert import PRECISION_FLOOR, THRESHOLDS, ExpertTable, Judge, subjects, table
-from kg.training.scorer import fit
+from kg.training.expert import PRECISION_FLOOR, THRESHOLDS, Judge, subjects, table
+from kg.training.scorer import Table, cross_validated
 
 GOLD = Path(__file__).resolve().parent.parent.parent / "shared" / "gold"
-def cross_validate(data: ExpertTable, judge: Judge, repeats: int, titled: bool) -> dict[str, float]:
+def cross_validate(data: Table, judge: Judge, repeats: int, titled: bool) -> dict[str, float]:
     """Mean figures over `repeats` random fold splits (5 folds by paper)."""
     n = len(data.papers)
     sums: dict[str, float] = {}
@@ -30,13 +30,7 @@ def cross_validate(data: ExpertTable, judge: Judge, repeats: int, titled: bool) 
         order = list(range(n))
         random.Random(seed).shuffle(order)
         fold_of = {p: k % 5 for k, p in enumerate(order)}
-        oof = [0.0] * len(data.rows)
-        for k in range(5):
-            train = [i for i, p in enumerate(data.paper) if fold_of[p] != k]
-            test = [i for i, p in enumerate(data.paper) if fold_of[p] == k]
-            model = fit([data.rows[i] for i in train], [data.label[i] for i in train])
-            for i, prob in zip(test, model.probabilities([data.rows[i] for i in test])):
-                oof[i] = prob
+        oof = cross_validated(data, [fold_of[p] for p in range(n)])
         scores = {t: judge.score(data.papers, subjects(data, oof, t, titled)) for t in THRESHOLDS}
         passing = [t for t, s in scores.items() if s.precision >= PRECISION_FLOOR]
         best = scores[min(passing)] if passing else max(scores.values(), key=lambda s: s.precision)

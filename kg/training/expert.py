@@ -21,22 +21,10 @@ from ..extract.scorer import Scorer
 from ..ingest import Paper
 from ..keywords import Hierarchy
 from ..scheme import KG, Scheme
-from .scorer import FOLDS, check_trainable, fit, hierarchy_of, write
+from .scorer import FOLDS, Table, check_trainable, cross_validated, fit, hierarchy_of, write
 
 PRECISION_FLOOR = 0.80
 THRESHOLDS = tuple(round(0.05 + 0.01 * i, 2) for i in range(86))  # 0.05 … 0.90
-
-
-@dataclass(frozen=True)
-class ExpertTable:
-    """Candidate rows of the expert papers: paper index, concept, features and label of each row."""
-
-    papers: tuple[ExpertPaper, ...]
-    paper: tuple[int, ...]
-    concept: tuple[str, ...]
-    rows: tuple[tuple[float, ...], ...]
-    label: tuple[int, ...]
-    titled: tuple[bool, ...]  # the row comes from a reading with the title (False: title left out)
 
 
 @dataclass(frozen=True)
@@ -63,7 +51,7 @@ class Judge:
         return score_expert(experts, subjects, self.hierarchy, self.umbrellas)
 
 
-def table(experts: Sequence[ExpertPaper], texts: dict[str, Paper], judge: Judge, extractor: PhraseExtractor) -> ExpertTable:
+def table(experts: Sequence[ExpertPaper], texts: dict[str, Paper], judge: Judge, extractor: PhraseExtractor) -> Table:
     """Candidate rows of every expert paper whose text is known, labelled by the expert rule (every candidate
     judged as if it were a subject: right or not). Every paper is also read without its title, so the model
     scores untitled papers (seed lists) on the same scale, as kg.training.scorer does."""
@@ -81,10 +69,10 @@ def table(experts: Sequence[ExpertPaper], texts: dict[str, Paper], judge: Judge,
                 rows.append(tuple(row))
                 label.append(int(c in right))
                 titled.append(with_title)
-    return ExpertTable(kept, tuple(paper), tuple(concept), tuple(rows), tuple(label), tuple(titled))
+    return Table(kept, tuple(paper), tuple(concept), tuple(rows), tuple(label), tuple(titled))
 
 
-def subjects(data: ExpertTable, probabilities: Sequence[float], threshold: float, titled: bool = True) -> dict[str, set[str]]:
+def subjects(data: Table, probabilities: Sequence[float], threshold: float, titled: bool = True) -> dict[str, set[str]]:
     """Each paper's subjects under `threshold`, chosen as a build chooses them (kg.extract.features.choose), from
     the reading with its title (`titled`) or without."""
     rows_of: dict[int, list[int]] = {}
@@ -104,14 +92,7 @@ def train(experts: Sequence[ExpertPaper], texts: dict[str, Paper], scheme: Schem
     data = table(experts, texts, judge, PhraseExtractor(scheme))
     n = len(data.papers)
     check_trainable(n, data.label, folds, trained_on or "expert file")
-    fold_of = [i % folds for i in range(n)]
-    out_of_fold = [0.0] * len(data.rows)
-    for k in range(folds):
-        train_rows = [i for i, p in enumerate(data.paper) if fold_of[p] != k]
-        test_rows = [i for i, p in enumerate(data.paper) if fold_of[p] == k]
-        model = fit([data.rows[i] for i in train_rows], [data.label[i] for i in train_rows])
-        for i, p in zip(test_rows, model.probabilities([data.rows[i] for i in test_rows])):
-            out_of_fold[i] = p
+    out_of_fold = cross_validated(data, [i % folds for i in range(n)])
     scores = {t: judge.score(data.papers, subjects(data, out_of_fold, t)) for t in THRESHOLDS}
     curve = tuple((t, s.precision, s.recall) for t, s in scores.items())
     passing = [t for t, s in scores.items() if s.precision >= PRECISION_FLOOR]

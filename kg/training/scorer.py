@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..extract.features import FEATURES, choose, eligible
 from ..extract.matcher import PhraseExtractor
@@ -28,9 +28,10 @@ THRESHOLDS = tuple(round(0.05 + 0.01 * i, 2) for i in range(66))  # 0.05 … 0.7
 
 @dataclass(frozen=True)
 class Table:
-    """Candidate rows of a keyword file: paper index, concept, features and label of each row."""
+    """Candidate rows of a training file: paper index, concept, features and label of each row. The papers are
+    the file's records (a KeywordPaper, a kg.expert.ExpertPaper: anything with an `id`)."""
 
-    papers: tuple[KeywordPaper, ...]
+    papers: tuple[Any, ...]
     paper: tuple[int, ...]
     concept: tuple[str, ...]
     rows: tuple[tuple[float, ...], ...]
@@ -101,19 +102,24 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[int], threshold: float
     return Scorer(FEATURES, tuple(mean.tolist()), tuple(scale.tolist()), tuple(model.coef_[0].tolist()), float(model.intercept_[0]), threshold, trained_on)
 
 
+def cross_validated(data: Table, fold_of: Sequence[int]) -> list[float]:
+    """Each row's probability from a model fitted on the other folds (`fold_of`: the fold of each paper)."""
+    out = [0.0] * len(data.rows)
+    for k in sorted(set(fold_of)):
+        train_rows = [i for i, p in enumerate(data.paper) if fold_of[p] != k]
+        test_rows = [i for i, p in enumerate(data.paper) if fold_of[p] == k]
+        model = fit([data.rows[i] for i in train_rows], [data.label[i] for i in train_rows])
+        for i, p in zip(test_rows, model.probabilities([data.rows[i] for i in test_rows])):
+            out[i] = p
+    return out
+
+
 def train(entries: Sequence[KeywordPaper], scheme: Scheme, folds: int = FOLDS, trained_on: str = "") -> Trained:
     """Cross-validate by paper, choose the threshold, and fit the final model on every row."""
     data = table(entries, scheme)
     n = len(data.papers)
     check_trainable(n, data.label, folds, trained_on or "keyword file")
-    fold_of = [i * folds // n for i in range(n)]  # contiguous folds in file order: no paper in two folds
-    out_of_fold = [0.0] * len(data.rows)
-    for k in range(folds):
-        train_rows = [i for i, p in enumerate(data.paper) if fold_of[p] != k]
-        test_rows = [i for i, p in enumerate(data.paper) if fold_of[p] == k]
-        model = fit([data.rows[i] for i in train_rows], [data.label[i] for i in train_rows])
-        for i, p in zip(test_rows, model.probabilities([data.rows[i] for i in test_rows])):
-            out_of_fold[i] = p
+    out_of_fold = cross_validated(data, [i * folds // n for i in range(n)])  # contiguous folds in file order
     hierarchy = hierarchy_of(scheme)
     curve = tuple((t, evaluate(data, out_of_fold, t, hierarchy, titled=True).figures().f1) for t in THRESHOLDS)
     best = max(curve, key=lambda tf: (tf[1], -abs(tf[0] - 0.5)))[0]
