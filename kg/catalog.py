@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import get_close_matches
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -141,9 +142,22 @@ def standard_prefixes() -> dict[str, str]:
 
 
 def _prefixed(text: str) -> str:
+    """The text with its line endings made LF (kg.sanitise: before any scan reads it) and the standard prefixes it uses declared."""
+    from .sanitise import normalised
     from .sparql import with_prefixes
 
-    return with_prefixes(text, standard_prefixes())
+    return with_prefixes(normalised(text), standard_prefixes())
+
+
+@cache
+def _shipped_text(name: str) -> str | None:
+    path = data_path("queries") / f"{name}.rq"
+    return path.read_text(encoding="utf-8") if name and not name.startswith("_") and path.is_file() else None
+
+
+def shipped(q: NamedQuery) -> bool:
+    """True for a named query kg ships, as shipped: the engine runs it unchecked (any other text is checked by kg.sanitise)."""
+    return _shipped_text(q.name) == q.text
 
 
 # ---- binding ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from . import graphio, triples
-from .atomic import atomic_write
+from .atomic import atomic_write, refuse_overwrite
 from .errors import UsageError
 from .vocabulary import DEFAULT_BASE, RDF, Namespaces
 
@@ -95,7 +95,8 @@ def compact_jsonld(expanded: bytes, base: str = DEFAULT_BASE) -> bytes:
 
 
 def export(graph: str | Path, out: str | Path, fmt: str | None = None, view: str = "papers") -> Path:
-    """Write the graph file `graph` to `out` as `fmt` (or the format of out's suffix), atomically."""
+    """Write the graph file `graph` to `out` as `fmt` (or the format of out's suffix), atomically; `out` may not be `graph`."""
+    refuse_overwrite(out, [graph])
     data = export_bytes(graph, format_for(fmt, out), view)
     with atomic_write(out) as stream:
         stream.write(data)

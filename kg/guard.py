@@ -2,7 +2,7 @@
 
 Before: requests from another site (a Host that is no name of this server: DNS rebinding; a
 browser's cross-site POST), and ad-hoc queries that would make the server fetch something or
-write (kg.sparql.refusal, on the parsed query). After: a response longer than the byte cap is cut
+write (kg.sanitise.check, on the parsed query). After: a response longer than the byte cap is cut
 to the rows that fit.
 """
 
@@ -57,35 +57,21 @@ def foreign(environ: dict, method: str, hosts: frozenset[str]) -> Refusal | None
     return None
 
 
-def refused(text: str, sandboxed: bool, name: str = "request") -> Refusal | None:
-    """The refusal of an ad-hoc query (kg.sparql.refusal), or None when it may run. Runs in a query worker."""
-    from .sparql import refusal
+def refused(text: str, name: str = "request") -> Refusal | None:
+    """The refusal of an ad-hoc query (kg.sanitise.check), or None when it may run. Runs in a query worker.
+
+    A text the check cannot read is refused with the check's own message: it is not given to the
+    engine's parser to find a better one (a text too deep for the check can overflow the engine's stack).
+    """
+    from .sanitise import check
 
     try:
-        reason = refusal(text)
+        checked = check(text)
     except KgError as exc:
-        if sandboxed:  # the engine's own message is the better one, when the engine cannot read it either
-            engine = _engine_syntax_error(text)
-            if engine is not None:
-                return 400, f"query {name!r}: {engine}"
-            return 400, f"query {name!r}: {exc}; the endpoint runs only queries it can check (SPARQL 1.1)"
         return 400, f"query {name!r}: {exc}"
-    return None if reason is None else (403, reason)
-
-
-def _engine_syntax_error(text: str) -> str | None:
-    """pyoxigraph's syntax error for the text, parsed against an empty store; only in a worker without network."""
-    import pyoxigraph as ox
-
-    from .catalog import syntax_message
-
-    try:
-        ox.Store().query(text)  # parsed and planned; an ASK runs on the empty store, which has nothing to fetch
-    except SyntaxError as exc:
-        return syntax_message(str(exc), text)
-    except (OSError, RuntimeError):
-        return None
-    return None
+    if checked.unreadable is not None:
+        return 400, f"query {name!r}: {checked.unreadable}; the endpoint runs only queries it can check (SPARQL 1.1)"
+    return None if checked.refusal is None else (403, checked.refusal)
 
 
 def fit(results: Any, fmt: str, max_bytes: int) -> tuple[bytes, Any]:

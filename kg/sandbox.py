@@ -3,7 +3,7 @@
 `no_network()` installs a seccomp filter that makes creating an IPv4/IPv6 socket fail with EACCES
 for the rest of the process's life. pyoxigraph ships with an HTTP client for SPARQL `SERVICE`
 and has no option to turn it off; the endpoint refuses such queries after parsing them
-(kg.sparql.check_read_only), and this filter is the second wall: should a query ever slip past
+(kg.sanitise.check), and this filter is the second wall: should a query ever slip past
 the check, the engine still cannot open a connection. The worker talks to the server over pipes
 and reads its store from files, so it needs no socket of its own.
 

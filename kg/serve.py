@@ -84,31 +84,30 @@ def _confined(graph: str, max_rows: int, memory: bool, limits: tuple[int, int]) 
     memory (kg.sandbox; `limits`: MB of address space, bytes of one response)."""
     from .sandbox import memory_limit, no_network
 
-    sandboxed = no_network()
+    no_network()
     memory_limit(limits[0])
-    return _open(graph, max_rows, memory, limits[1], sandboxed)
+    return _open(graph, max_rows, memory, limits[1])
 
 
-def _open(graph: str, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES, sandboxed: bool = False) -> tuple:
+def _open(graph: str, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, the
-    graph's query index (kg.qindex; None when stale), the byte cap, and whether the process is barred
-    from the network."""
+    graph's query index (kg.qindex; None when stale) and the byte cap."""
     from .qindex import fresh
-    from .sparql import refusal
+    from .sanitise import check
     from .store import open_store
 
     store = open_store(graph, memory=memory)
-    refusal("ASK {}")  # load the query checker now, not during the first request
-    return store, max_rows, fresh(graph), max_bytes, sandboxed
+    check("ASK {}")  # load the query checker now, not during the first request
+    return store, max_rows, fresh(graph), max_bytes
 
 
 def _handle(state: tuple, job: dict) -> Reply:
     """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
     from .query import run_store
 
-    store, max_rows, index, max_bytes, sandboxed = state
+    store, max_rows, index, max_bytes = state
     if job.get("untrusted"):
-        refused = guard.refused(job["query"].text, sandboxed, job["query"].name)
+        refused = guard.refused(job["query"].text, job["query"].name)
         if refused is not None:
             return _text(*refused)
     try:
@@ -216,6 +215,7 @@ class App:
     def sparql(self, environ: dict, method: str) -> Reply:
         """The SPARQL 1.1 Protocol: GET query=, POST form-encoded, POST application/sparql-query."""
         from .query import from_text
+        from .sanitise import bounded
         from .sparql import is_update, uses_service
 
         args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
@@ -248,11 +248,16 @@ class App:
         text = texts[0]
         if len(text.encode()) > self.max_request_bytes:
             return _text(413, f"query of {len(text.encode())} bytes is over the limit of {self.max_request_bytes}")
-        if is_update(text):
+        q = from_text(text, "request")  # line endings made LF (kg.sanitise) before any scan reads it
+        try:  # a text too deep or too long for a parser never reaches a worker
+            bounded(q.text)
+        except KgError as exc:
+            return _text(400, f"query 'request': {exc}")
+        if is_update(q.text):
             return _text(403, "this endpoint is read-only: SPARQL Update is refused")
-        if uses_service(text):
+        if uses_service(q.text):
             return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
-        return self.run(from_text(text, "request"), {}, environ, args, untrusted=True, typed=text)
+        return self.run(q, {}, environ, args, untrusted=True, typed=text)
 
     def named(self, environ: dict, name: str) -> Reply:
         """GET /queries/NAME?param=value&format=…: run a named query."""

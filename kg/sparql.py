@@ -2,13 +2,14 @@
 
 A small tokenizer that skips comments, strings and IRIs is enough to tell an update from a
 query, find a SERVICE clause, and find the opening brace of the WHERE clause (where a VALUES
-block binds parameters for a remote endpoint, which has no other way to receive them).
+block binds parameters for a remote endpoint, which has no other way to receive them). Its IRIs
+and prefixed names follow the SPARQL grammar (escapes included), but a scan is no check: what kg
+refuses to run is decided on a parse (kg.sanitise), of a text whose line endings were made LF.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Iterator, Mapping
 
 from .errors import QueryError
@@ -16,9 +17,9 @@ from .errors import QueryError
 _TOKEN = re.compile(
     r"""(?P<comment>\#[^\n]*)
       | (?P<string>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")
-      | (?P<iri><[^<>"{}|^`\\\s]*>)
+      | (?P<iri><(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>)
       | (?P<var>[?$][A-Za-z0-9_\u00b7-\uffff]+)
-      | (?P<word>[A-Za-z_][A-Za-z0-9_-]*(?::(?:[^\s{}()<>;,./|^*+?!=\[\]"'\\\#]|\\.|\.(?=[^\s{}()<>;,./|^*+?!=\[\]"'\\\#]))*)?)
+      | (?P<word>[A-Za-z_][A-Za-z0-9_-]*(?::(?:[\w\-.:%\u00b7-\uffff]|\\[_~.\-!$&'()*+,;=/?\#@%])*)?)
       | (?P<brace>[{}])
       | (?P<other>\S)""",
     re.VERBOSE,
@@ -51,53 +52,6 @@ def is_update(text: str) -> bool:
 def uses_service(text: str) -> bool:
     """True when the query has a SERVICE clause (federation, which would make the server fetch URLs)."""
     return any(kind == "word" and tok.upper() == "SERVICE" for kind, tok, _ in tokens(text))
-
-
-def refusal(text: str) -> str | None:
-    """Why an endpoint that only reads its own graph must refuse this query, from its parse; None if it may run.
-
-    The text scans above cannot be trusted with that: an escaped IRI (`<\\u0041#>`) or a prefixed
-    name ending in an escaped quote makes a scan misread where comments and strings start, while the
-    engine still sees a SERVICE clause. Here the query is parsed (rdflib's SPARQL 1.1 grammar) and
-    the parse tree searched for SERVICE, FROM / FROM NAMED (a graph the endpoint would have to
-    fetch) and update operations. A text this parser cannot read is refused too, with its position:
-    what is not understood is not run. Raises QueryError for a syntax error.
-    """
-    return _refusal(text)
-
-
-_REFUSED = {
-    "ServiceGraphPattern": "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints",
-    "DatasetClause": "FROM / FROM NAMED are refused: this endpoint answers from its one graph and fetches no other",
-}
-
-
-@lru_cache(maxsize=512)
-def _refusal(text: str) -> str | None:
-    from pyparsing import ParseBaseException
-    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
-
-    try:
-        tree = parseQuery(text)
-    except ParseBaseException as exc:
-        try:
-            parseUpdate(text)
-        except (ParseBaseException, ValueError, TypeError):
-            raise QueryError(f"SPARQL syntax error at line {exc.lineno}, column {exc.col}: {exc.msg}") from None
-        return "this endpoint is read-only: SPARQL Update is refused"
-    except (ValueError, TypeError) as exc:  # rdflib's term checks (a malformed IRI, a bad language tag)
-        raise QueryError(f"SPARQL syntax error: {exc}") from None
-    stack: list = [tree]
-    while stack:
-        node = stack.pop()
-        name = getattr(node, "name", None)
-        if isinstance(name, str) and name in _REFUSED:
-            return _REFUSED[name]
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
-            stack.extend(node)
-    return None
 
 
 def where_brace(text: str) -> int:

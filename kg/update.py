@@ -81,7 +81,8 @@ def update(
     """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
-    refuse_overwrite(out, paths)
+    schemes = (schemes,) if isinstance(schemes, (str, Path)) else tuple(schemes)
+    refuse_overwrite(out, [*paths, *schemes, *([model] if model is not None else [])])  # every file the update reads but the graph
     with locked(out):
         return _update(graph, out, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
                        threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress)

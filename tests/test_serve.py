@@ -73,7 +73,7 @@ def test_content_negotiation(app) -> None:
 
 def test_syntax_error_is_400_with_position(app) -> None:
     status, _, body = call(app, query={"query": "SELECT * WHERE {\n  ?s ?p \n}"})
-    assert status == 400 and b"SPARQL syntax error at line 3, column" in body
+    assert status == 400 and b"SPARQL syntax error at line 2, column 3" in body
 
 
 def test_updates_are_refused(app) -> None:

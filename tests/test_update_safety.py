@@ -123,8 +123,26 @@ def test_an_update_refuses_a_graph_changed_under_it(built: Path, tmp_path: Path,
     ["report", "{graph}", "-o", "{graph}"],
     ["query", "top-concepts", "--graph", "{graph}", "-o", "{graph}"],
     ["query", "{rq}", "--graph", "{graph}", "-o", "{rq}"],
-])
+    # every input of a run counts, not only its paper lists and graph (issue 30, M7)
+    ["build", "--no-render", "{jsonl}", "--model", "{model}", "-o", "{model}"],
+    ["build", "--no-render", "{jsonl}", "--scheme", "{scheme}", "-o", "{scheme}"],
+    ["build", "{jsonl}", "--model", "{stem}.html", "-o", "{stem}.ttl", "--render"],  # the page a build writes
+    ["build", "--no-render", "--update", "{graph}", "{jsonl}", "--model", "{model}", "-o", "{model}"],
+    ["build", "--no-render", "--update", "{graph}", "{jsonl}", "--scheme", "{scheme}", "-o", "{scheme}"],
+    ["build", "--update", "{graph}", "{jsonl}", "--model", "{graphpage}"],
+    ["build", "--engine", "dask", "{jsonl}", "--scheme", "{scheme}", "-o", "{scheme}"],
+    ["export", "{graph}", "-o", "{graph}"],
+    ["export", "{graph}", "-f", "nt", "-o", "{graph}"],
+    ["train", "--keywords", "{jsonl}", "-o", "{jsonl}"],
+], ids=" ".join)
 def test_an_output_equal_to_an_input_is_refused_and_the_input_kept(built: Path, tmp_path: Path, command: list[str]) -> None:
+    import shutil
+
+    model, scheme = tmp_path / "m.json", tmp_path / "s.ttl"
+    shutil.copyfile(FIXTURES / "keyword-scorer.json", model)
+    shutil.copyfile(FIXTURES / "tiny-scheme.ttl", scheme)
+    graph_page = built.with_suffix(".html")
+    shutil.copyfile(model, graph_page)  # a model named like the page an update writes beside its graph
     jsonl = tmp_path / "p.jsonl"
     jsonl.write_text(paper(7) + "\n")
     (tmp_path / "link.jsonl").symlink_to(jsonl)
@@ -133,12 +151,14 @@ def test_an_output_equal_to_an_input_is_refused_and_the_input_kept(built: Path, 
     rq = tmp_path / "q.rq"
     rq.write_text("SELECT * WHERE { ?s ?p ?o } LIMIT 1\n")
     names = {"jsonl": str(jsonl), "link": str(tmp_path / "link.jsonl"), "graph": str(built), "rq": str(rq),
-             "dotted": str(tmp_path / "." / built.name), "stem": str(tmp_path / "p")}
+             "dotted": str(tmp_path / "." / built.name), "stem": str(tmp_path / "p"), "model": str(model), "scheme": str(scheme),
+             "graphpage": str(graph_page)}
     args = [part.format(**names) for part in command]
-    if command[:2] == ["build", "{jsonl}"]:
+    if command[:2] == ["build", "{jsonl}"] and "--model" not in command:
         args[1] = str(html_input)  # kg build p.html -o p.ttl --render would write p.html over its input
-    before = {p: p.read_bytes() for p in (jsonl, built, rq, html_input)}
+    before = {p: p.read_bytes() for p in (jsonl, built, rq, html_input, model, scheme, graph_page)}
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1, result.output
-    assert "is also an input of this run" in result.output and "Traceback" not in result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: ") and "is also an input of this run" in line, result.output
     assert {p: p.read_bytes() for p in before} == before

@@ -68,17 +68,18 @@ def build(
         "jobs": jobs,
         "progress": sys.stderr.isatty() if progress is None else progress,
     }
+    read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
-        _cluster_build(inputs, output, update_graph, scheduler, options)
+        _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
     if update_graph is not None:
-        _update(update_graph, inputs, output, render_html, options)
+        _update(update_graph, inputs, output, render_html, options, read)
         if with_store:
             _store(output or update_graph)
         return
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
-    refuse_overwrite(output, inputs, output.with_suffix(".html") if render_html else None)
+    refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
@@ -165,8 +166,9 @@ def render(
         click.echo(f"note: {page.note}", err=True)
 
 
-def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any]) -> None:
-    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
+def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any],
+                   read: list[Path]) -> None:
+    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster (`read`: every file the run reads)."""
     from ..build import SAMPLE_NAME
     from ..cluster import build as cluster_build
     from ..errors import UsageError
@@ -176,6 +178,7 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
     if update_graph is not None and output is not None and output != update_graph:
         raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
     folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
+    refuse_overwrite(folder, read)
     workers = options.pop("jobs")
     result = cluster_build(inputs or None, folder, scheduler=scheduler, workers=workers,
                            update=update_graph is not None, **options)
@@ -189,15 +192,16 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any]) -> None:
-    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH."""
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path]) -> None:
+    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
+    `refuse_overwrite` guards; `read`: the inputs, schemes and model)."""
     from ..errors import UsageError
     from ..render import render as render_graph
     from ..update import update as update_graph
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
-    refuse_overwrite(output or graph, inputs, (output or graph).with_suffix(".html") if render_html else None)
+    refuse_overwrite(output or graph, read, (output or graph).with_suffix(".html") if render_html else None)
     result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
