@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
+import sys
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -85,6 +86,23 @@ def _record(path: Path, seen: str) -> None:
             db.close()
     except (sqlite3.Error, OSError):
         pass
+
+
+def damaged(exc: sqlite3.DatabaseError) -> bool:
+    """True when an error reading an index says the file is damaged (not busy or locked by a writer), so that
+    making the index again, or answering without it, is the remedy."""
+    return getattr(exc, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT)
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def unreadable(index: Path, exc: Exception, then: str) -> None:
+    """Say on stderr, in one line, that an index cannot be read and what is done instead (`then`); once per index
+    and remedy in a process (a kg serve worker would otherwise say it at every query)."""
+    if (str(index), then) not in _WARNED:
+        _WARNED.add((str(index), then))
+        print(f"kg: warning: the query index {index} cannot be read ({exc}); {then}", file=sys.stderr, flush=True)
 
 
 def known(index: Path) -> GraphIndex:
