@@ -3,7 +3,7 @@
 `graphs/x.ttl` gets `graphs/x.kg-query.sqlite`, written by `kg build`, `kg build --update` and
 `kg analyze` from the triples they hand over as they write the graph (kg.qbuild says what it holds),
 or made from a parse of the file when a named query first finds none. It is stamped with the
-graph's stamp (kg.index: size, modification time, a hash of its tail), kg's version and `SCHEMA`;
+graph's stamp (kg.index: size, modification time, a hash of its content), kg's version and `SCHEMA`;
 any other stamp makes it stale, and a stale index is never read.
 
 The dispatch rule (kg.query): a shipped named query (its text as shipped) whose `NAME.sql` exists
@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import gc
 import sqlite3
+import sys
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .catalog import NamedQuery, bind
 from .defaults import VERSION
-from .index import GraphIndex, stamp
+from .index import GraphIndex, current
 from .resources import data_path
 from .results import Results, Term
 from .vocabulary import FABIO, FOAF, PROV, XSD
@@ -47,19 +48,61 @@ def stamp_text(graph: Path, graph_stamp: dict) -> str:
 
 
 def fresh(graph: str | Path) -> Path | None:
-    """The index of a graph file when it was made from the file as it is now, else None."""
+    """The index of a graph file when it was made from the file as it is now, else None.
+
+    The graph is hashed unless the index records that a reader verified it as the file it is now
+    (kg.index.current); a verification is recorded in the index (`seen`), where it can be written.
+    """
+    import json
+
     graph, path = Path(graph), index_path(graph)
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except (sqlite3.Error, OSError):
         return None
     try:
-        found = db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
-        return path if found is not None and found[0] == stamp_text(graph, stamp(graph)) else None
-    except (sqlite3.Error, OSError):
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'seen')").fetchall())
+        stored, known = json.loads(meta["stamp"]), json.loads(meta.get("seen", "null"))
+    except (sqlite3.Error, OSError, KeyError, ValueError, TypeError):
         return None
     finally:
         db.close()
+    if not isinstance(stored, dict) or (stored.get("kg"), stored.get("schema")) != (VERSION, SCHEMA) or not isinstance(stored.get("graph"), dict):
+        return None
+    same, seen = current(graph, stored["graph"], known if isinstance(known, dict) else None)
+    if same and seen is not None:
+        _record(path, json.dumps(seen, sort_keys=True))
+    return path if same else None
+
+
+def _record(path: Path, seen: str) -> None:
+    """Record in the index the identity of the graph file a reader verified (nothing where it cannot be written)."""
+    try:
+        db = sqlite3.connect(path, timeout=0.5)
+        try:
+            with db:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('seen', ?)", (seen,))
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        pass
+
+
+def damaged(exc: sqlite3.DatabaseError) -> bool:
+    """True when an error reading an index says the file is damaged (not busy or locked by a writer), so that
+    making the index again, or answering without it, is the remedy."""
+    return getattr(exc, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT)
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def unreadable(index: Path, exc: Exception, then: str) -> None:
+    """Say on stderr, in one line, that an index cannot be read and what is done instead (`then`); once per index
+    and remedy in a process (a kg serve worker would otherwise say it at every query)."""
+    if (str(index), then) not in _WARNED:
+        _WARNED.add((str(index), then))
+        print(f"kg: warning: the query index {index} cannot be read ({exc}); {then}", file=sys.stderr, flush=True)
 
 
 def known(index: Path) -> GraphIndex:

@@ -2,7 +2,8 @@
 
 A query's text and parameters are read by kg.catalog. One rule says where a query on a graph file
 runs: a shipped named query that has `queries/NAME.sql` runs in the graph's query index (kg.qindex)
-when the index is fresh; any other query runs in the engine (kg.engine) on the graph's persisted
+when the index is fresh (an index that cannot be read is made again, else passed over, with a
+warning on stderr); any other query runs in the engine (kg.engine) on the graph's persisted
 pyoxigraph store (kg.store), which is built the first time one needs it. kg.remote runs queries on
 a SPARQL endpoint.
 """
@@ -10,13 +11,16 @@ a SPARQL endpoint.
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
 from . import engine, qbuild, qindex
 from .catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
 from .defaults import GRAPH, QUERY_TIMEOUT
+from .errors import KgError
 from .results import Results
 
 __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_graph", "from_text", "parse_header", "query", "resolve",
@@ -28,10 +32,16 @@ def run_store(
 ) -> Results:
     """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
 
-    `index`: the graph's fresh query index (kg.qindex.fresh), which answers the queries that have a NAME.sql.
+    `index`: the graph's fresh query index (kg.qindex.fresh), which answers the queries that have a NAME.sql;
+    one that cannot be read (a damaged file whose stamp still matches) is passed over for the store, with a warning.
     """
     if index is not None and qindex.answers(q):
-        return qindex.answer(index, q, params, max_rows=max_rows)
+        try:
+            return qindex.answer(index, q, params, max_rows=max_rows)
+        except sqlite3.DatabaseError as exc:
+            if not qindex.damaged(exc):
+                raise
+            qindex.unreadable(index, exc, "answering from the graph's SPARQL store")
     return engine.run(store, q, params, max_rows=max_rows)
 
 
@@ -62,12 +72,31 @@ def query(
     graph = graph if graph is not None else default_graph()
     if qindex.answers(q) and Path(graph).is_file():
         index = qbuild.ensure(graph)
-        if index is not None:
-            return with_deadline(lambda: qindex.answer(index, q, params, max_rows=max_rows), timeout, q.name)
+        for again in (False, True):
+            if index is None:
+                break
+            try:
+                return with_deadline(partial(qindex.answer, index, q, params, max_rows=max_rows), timeout, q.name)
+            except sqlite3.DatabaseError as exc:
+                if not qindex.damaged(exc):
+                    raise
+                qindex.unreadable(index, exc, "answering from the graph's SPARQL store" if again else f"making it again from {graph}")
+                index = None if again else _remade(Path(graph))
     from .store import open_store
 
     store = open_store(graph)  # building the store the first time is not the query: no deadline
     return with_deadline(lambda: engine.run(store, q, params, max_rows=max_rows), timeout, q.name)
+
+
+def _remade(graph: Path) -> Path | None:
+    """The query index of a graph made again from a parse of the file, over one that cannot be read; None if it cannot be."""
+    from .graphio import parse
+    from .index import stamp
+
+    try:
+        return qbuild.write(graph, parse(graph), stamp(graph))
+    except KgError:
+        return None
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

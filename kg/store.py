@@ -1,8 +1,10 @@
 """A persisted pyoxigraph store beside each graph file, so queries do not parse the Turtle again.
 
 `graphs/icml2024.ttl` gets `graphs/icml2024.oxigraph/`, which holds versions of the store, each
-stamped with the size and modification time of the graph file it was loaded from, and `current`,
-a symbolic link to the newest. A changed graph file gets a new version:
+stamped with the stamp of the graph file it was loaded from (kg.index: size, modification time and
+a hash of its content; a reader records the verified file's identity in `kg-seen.json`, so the file
+is hashed again only after it changed), and `current`, a symbolic link to the newest. A changed
+graph file gets a new version:
 
 * Building is locked (`build.lock`): of several processes that find no fresh store, one builds
   and the others wait for it and then use its store.
@@ -32,8 +34,10 @@ from typing import IO, Any, Callable
 from .defaults import VERSION as __version__
 from .errors import InputError
 from .graphio import rdf_format
+from .index import current, stamp
 
 STAMP = "kg-source.json"
+SEEN = "kg-seen.json"  # the identity of the graph file a reader last verified against STAMP (kg.index.current)
 # Raised when what a store holds changes, so that stores built before are rebuilt (9: no counts graph, no side files).
 VERSION = 9
 CURRENT = "current"  # the link to the newest version
@@ -48,19 +52,28 @@ def store_dir(graph: str | Path) -> Path:
 
 
 def _stamp(graph: Path) -> dict:
-    st = graph.stat()
-    return {"source": graph.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "kg": __version__, "store": VERSION}
+    return {"graph": stamp(graph), "kg": __version__, "store": VERSION}
 
 
 def _current(graph: Path) -> Path | None:
     """The folder of the newest version when it was loaded from the graph file as it is now, else None."""
     try:
         version = (store_dir(graph) / CURRENT).resolve(strict=True)
-        if json.loads((version / STAMP).read_text(encoding="utf-8")) == _stamp(graph):
-            return version
+        recorded = json.loads((version / STAMP).read_text(encoding="utf-8"))
+        known = json.loads((version / SEEN).read_text(encoding="utf-8")) if (version / SEEN).is_file() else None
     except (OSError, ValueError):
-        pass
-    return None
+        return None
+    if not isinstance(recorded, dict) or (recorded.get("kg"), recorded.get("store")) != (__version__, VERSION) or not isinstance(recorded.get("graph"), dict):
+        return None
+    same, seen = current(graph, recorded["graph"], known if isinstance(known, dict) else None)
+    if same and seen is not None:
+        tmp = version / f".{SEEN}.{os.getpid()}"
+        try:
+            tmp.write_text(json.dumps(seen), encoding="utf-8")
+            os.replace(tmp, version / SEEN)
+        except OSError:  # a folder this reader cannot write: the next one hashes again
+            tmp.unlink(missing_ok=True)
+    return version if same else None
 
 
 def ensure_store(graph: str | Path) -> Path:
@@ -93,7 +106,7 @@ def _build(graph: Path, base: Path) -> Path:
     """Load the graph into a new version folder and make it the current one."""
     import pyoxigraph as ox
 
-    stamp = _stamp(graph)
+    stamped = _stamp(graph)
     if sys.stderr.isatty():
         print(f"kg: loading {graph} into its SPARQL store {base} (once per version of the graph)…", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="v-", suffix=".tmp", dir=base))
@@ -101,7 +114,7 @@ def _build(graph: Path, base: Path) -> Path:
         store = ox.Store(str(tmp / "db"))
         interruptible(functools.partial(_load, store, graph, compact=True))
         del store  # closes the database before the folder is published
-        (tmp / STAMP).write_text(json.dumps(stamp), encoding="utf-8")
+        (tmp / STAMP).write_text(json.dumps(stamped), encoding="utf-8")
         (tmp / READERS).touch()
         version = tmp.with_name(tmp.name.removesuffix(".tmp"))
         os.rename(tmp, version)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -114,7 +115,13 @@ def _update(
     got = ingest.read(paths, skip_bad=skip_bad)
     before = graph_index.stamp(graph)  # the graph as read: checked again before the result replaces it
     queries = qbuild.ensure(graph)  # the graph's query index (made by one parse if missing): an append adds to a copy of it
-    existing = qindex.known(queries) if queries is not None else graph_index.scan(graph)
+    try:
+        existing = qindex.known(queries) if queries is not None else graph_index.scan(graph)
+    except sqlite3.DatabaseError as exc:  # a damaged index whose stamp still matches: read the graph, write a new index
+        if queries is None or not qindex.damaged(exc):
+            raise
+        qindex.unreadable(queries, exc, f"reading {graph} instead")
+        queries, existing = None, graph_index.scan(graph)
     if not existing.builds:
         raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):

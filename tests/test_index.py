@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import kg
 from kg import index, qindex
 from kg.graphio import read_triples
-from kg.vocabulary import DCTERMS, FOAF, RDF
+from kg.vocabulary import DCTERMS, FOAF, RDF, RDFS
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
@@ -105,3 +106,55 @@ def test_an_update_with_no_index_to_be_had_scans_the_graph(sample_built, tmp_pat
     result = kg.update(graph, [source])
     assert (result.added, result.unchanged) == (1, 0) and qindex.fresh(graph) is None
     assert len(index.scan(graph).ids) == len(sample_built.papers) + 1
+
+
+def test_a_graph_edited_in_the_middle_with_size_and_mtime_kept_is_answered_as_edited(sample_ttl: Path, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp hashes the whole file: an edit that keeps the size, its mtime set back, makes the query index and
+    the SPARQL store stale (issue 30, L5). A hash of the last 64 KiB did not see it."""
+    from click.testing import CliRunner
+
+    from kg.cli import cli
+
+    monkeypatch.setattr(index, "SETTLE", 0.0)  # the copy counts as settled: readers record what they verified
+    graph = tmp_path / sample_ttl.name
+    shutil.copy2(sample_ttl, graph)
+    shutil.copy2(qindex.index_path(sample_ttl), qindex.index_path(graph))
+    data = graph.read_bytes()
+    found = re.search(rb'a fabio:ResearchPaper ;\n\tdcterms:identifier "[^"]*" ;\n\trdfs:label "([A-Za-z][^"]*)"', data)
+    assert found is not None and len(data) - found.start(1) > 4 * 65536  # the first paper's label, far from the end of the file
+    start, title = found.start(1), found[1].decode()
+    paper = next(t.subject.value for t in read_triples(graph) if t.predicate.value == RDFS + "label" and t.object.value == title)
+    concept = next(t.object.value for t in read_triples(graph) if t.subject.value == paper and t.predicate.value == DCTERMS + "subject")
+    named = ["query", "papers-by-concept", "-p", f"concept={concept}", "--graph", str(graph), "-f", "csv"]
+    adhoc = ["query", f"SELECT ?label WHERE {{ <{paper}> rdfs:label ?label }}", "--graph", str(graph), "-f", "csv"]
+    runner = CliRunner()
+    for args in (named, adhoc, named, adhoc):  # the second time from what the first recorded as verified
+        out = runner.invoke(cli, args)
+        assert out.exit_code == 0 and title in out.stdout, out.output
+    edited = ("X" if title[0] != "X" else "Y") + title[1:]
+    st = graph.stat()
+    graph.write_bytes(data[:start] + edited[0].encode() + data[start + 1:])
+    os.utime(graph, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (graph.stat().st_size, graph.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    for args in (named, adhoc):
+        out = runner.invoke(cli, args)
+        assert out.exit_code == 0 and edited in out.stdout and title not in out.stdout, out.output
+
+
+def test_a_verified_graph_is_not_hashed_again_until_it_changes(sample_ttl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hashing reads the whole graph (0.2 s at 21k papers): a reader that verified it records the file's identity,
+    and the next one reads only that. A file changed in the last SETTLE seconds is hashed every time."""
+    graph = tmp_path / sample_ttl.name
+    shutil.copy2(sample_ttl, graph)
+    shutil.copy2(qindex.index_path(sample_ttl), qindex.index_path(graph))
+    hashed: list[Path] = []
+    real = index.stamp
+    monkeypatch.setattr(index, "stamp", lambda g: hashed.append(g) or real(g))
+    assert qindex.fresh(graph) is not None and qindex.fresh(graph) is not None
+    assert len(hashed) == 2  # just copied: not settled, so nothing recorded
+    monkeypatch.setattr(index, "SETTLE", 0.0)
+    assert qindex.fresh(graph) is not None and qindex.fresh(graph) is not None and qindex.fresh(graph) is not None
+    assert len(hashed) == 3  # hashed once more, then known
+    os.chmod(graph, 0o600)  # a new ctime: hashed again (and still the same graph)
+    assert qindex.fresh(graph) is not None and len(hashed) == 4

@@ -276,3 +276,78 @@ def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch:
     monkeypatch.undo()
     assert qbuild.ensure(graph) is not None
     assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows and len(rows) > 3
+
+
+def _damage(index: Path) -> None:
+    """Overwrite every page of a SQLite file but its schema and `meta` (so its stamp still reads) with garbage."""
+    import sqlite3
+
+    db = sqlite3.connect(index)
+    try:
+        kept = {n for name, n in db.execute("SELECT name, pageno FROM dbstat")
+                if name in ("sqlite_schema", "sqlite_master", "meta", "sqlite_autoindex_meta_1")}
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite has no dbstat table")
+    finally:
+        db.close()
+    data = bytearray(index.read_bytes())
+    for page in range(len(data) // size):
+        if page + 1 not in kept:
+            data[page * size:(page + 1) * size] = b"\xa5" * size
+    index.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def damaged(mini_ttl: Path, tmp_path: Path) -> Path:
+    """A copy of the mini graph whose query index is damaged while its stamp still matches."""
+    import shutil
+
+    graph = tmp_path / mini_ttl.name
+    shutil.copy2(mini_ttl, graph)
+    shutil.copy2(qindex.index_path(mini_ttl), qindex.index_path(graph))
+    _damage(qindex.index_path(graph))
+    assert qindex.fresh(graph) is not None  # the stamp matches: only reading it fails
+    return graph
+
+
+def test_a_damaged_index_whose_stamp_matches_is_made_again_and_the_query_answered(mini_ttl: Path, damaged: Path) -> None:
+    """kg query on an index that cannot be read: a one-line warning, the index made again, the right rows (issue 30, L3)."""
+    from click.testing import CliRunner
+
+    from kg.cli import cli
+
+    runner = CliRunner()
+    expected = runner.invoke(cli, ["query", "top-concepts", "--graph", str(mini_ttl), "-f", "csv"]).stdout
+    out = runner.invoke(cli, ["query", "top-concepts", "--graph", str(damaged), "-f", "csv"])
+    assert out.exit_code == 0 and out.stdout == expected, out.output
+    warnings = [line for line in out.stderr.splitlines() if line.startswith("kg: warning:")]
+    assert warnings == [f"kg: warning: the query index {qindex.index_path(damaged)} cannot be read (database disk image is malformed); "
+                        f"making it again from {damaged}"], out.stderr
+    again = runner.invoke(cli, ["query", "top-concepts", "--graph", str(damaged), "-f", "csv"])
+    assert again.exit_code == 0 and again.stdout == expected and "warning" not in again.stderr  # the index made again reads
+
+
+def test_serve_and_update_pass_over_a_damaged_index(mini_ttl: Path, damaged: Path) -> None:
+    """kg serve answers a named query from the store (it was a 503), and kg build --update reads the graph instead."""
+    from click.testing import CliRunner
+
+    from kg.cli import cli
+    from kg.serve import make_app
+
+    from .test_serve import call
+
+    expected = kg.query("top-concepts", graph=mini_ttl).serialize("csv")
+    app = make_app(damaged, workers=1, timeout=10.0)
+    try:
+        status, _, body = call(app, "GET", "/queries/top-concepts", query={"format": "csv"})
+    finally:
+        app.close()
+    assert (status, body) == (200, expected)
+    new = damaged.parent / "new.jsonl"
+    new.write_text('{"id": "n1", "title": "Offline RL again", "abstract": "We study offline reinforcement learning."}\n', encoding="utf-8")
+    out = CliRunner().invoke(cli, ["build", "--no-render", "--update", str(damaged), str(new), "--scheme",
+                                   str(Path(__file__).parent / "fixtures" / "query" / "mini-scheme.ttl"), "--no-default-scheme"])
+    assert out.exit_code == 0 and "1 papers added" in out.stdout, out.output
+    assert "cannot be read (database disk image is malformed); reading" in out.stderr
+    assert len(kg.query("papers-by-concept", {"concept": "offline reinforcement learning"}, graph=damaged)) == 2
