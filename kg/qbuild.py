@@ -9,13 +9,15 @@ tables and publishes the file. What it holds:
   the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
 * `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one
   view per predicate (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
-* `mention` and `quote`: the Web Annotations joined (body, target, source, selectors, score, span,
-  quote); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
+* `mention`, `quote` and `scored`: the Web Annotations joined (body, target, source, selectors, score, span,
+  quote; `scored` only source, body and score); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
   no query names them (they are most of a graph's triples);
 * made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
   above its subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label
   and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers)
-  and `listed` (papers-by-concept's rows for each subject, numbered in its order, so a roll-up needs no sort);
+  `linked` (each subject link with its best score, and its place among the paper's links as papers-by-concept
+  prefers them) and `listed` (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs
+  no sort);
 * `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
   holds (kg.qindex.known);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
@@ -235,6 +237,12 @@ class Writer:
             CROSS JOIN staged AS en ON en.p = {c[OA + 'end']} AND en.s = pos.o
             CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
             CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
+            WHERE body.p = {c[OA + 'hasBody']}""")
+        # … as papers-by-concept.rq reads their scores (no selector needed) …
+        db.execute(f"""INSERT OR IGNORE INTO scored SELECT src.o, body.o, score.o FROM staged AS body
+            CROSS JOIN staged AS tgt ON tgt.p = {c[OA + 'hasTarget']} AND tgt.s = body.s
+            CROSS JOIN staged AS score ON score.p = {c[KG + 'score']} AND score.s = body.s
+            CROSS JOIN staged AS src ON src.p = {c[OA + 'hasSource']} AND src.s = tgt.o
             WHERE body.p = {c[OA + 'hasBody']}""")
         # … and as proposed-methods.rq reads them (no score or position needed)
         db.execute(f"""INSERT INTO quote SELECT DISTINCT body.o, src.o, ex.o FROM staged AS body
