@@ -9,13 +9,15 @@ tables and publishes the file. What it holds:
   the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
 * `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one
   view per predicate (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
-* `mention` and `quote`: the Web Annotations joined (body, target, source, selectors, score, span,
-  quote); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
+* `mention`, `quote` and `scored`: the Web Annotations joined (body, target, source, selectors, score, span,
+  quote; `scored` only source, body and score); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
   no query names them (they are most of a graph's triples);
 * made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
   above its subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label
   and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers)
-  and `listed` (papers-by-concept's rows for each subject, numbered in its order, so a roll-up needs no sort);
+  `linked` (each subject link with its best score, and its place among the paper's links as papers-by-concept
+  prefers them) and `listed` (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs
+  no sort);
 * `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
   holds (kg.qindex.known);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
@@ -36,6 +38,7 @@ from .errors import KgError
 from .facts import digest
 from .index import stamp
 from .qindex import index_path, lowercase, nul_free, stamp_text
+from .qschema import DERIVED, STAGED, TABLES
 from .results import Term
 from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
 
@@ -60,73 +63,6 @@ STRINGS = (XSD + "string", RDF + "langString")
 TITLE, ABSTRACT = DCTERMS + "title", DCTERMS + "abstract"
 READ = frozenset({*PREDICATES.values(), *ANNOTATION, TITLE, ABSTRACT})
 BATCH = 50_000
-
-_TABLES = (
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)",
-    # a term is a value and a type (kind, datatype, language: a graph has a handful), read through the view `term`
-    "CREATE TABLE term_type(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, datatype TEXT, lang TEXT)",
-    "CREATE TABLE term_row(id INTEGER PRIMARY KEY, type INTEGER NOT NULL, value TEXT NOT NULL)",
-    "CREATE VIEW term(id, kind, value, datatype, lang) AS SELECT term_row.id, kind, value, datatype, lang FROM term_row "
-    "JOIN term_type ON term_type.id = term_row.type",
-    "CREATE TABLE triple(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL, PRIMARY KEY(p, s, o)) WITHOUT ROWID",
-    "CREATE TABLE mention(paper INTEGER NOT NULL, target INTEGER NOT NULL, body INTEGER NOT NULL, score INTEGER NOT NULL, "
-    "start INTEGER NOT NULL, end_ INTEGER NOT NULL, exact INTEGER NOT NULL)",
-    "CREATE TABLE quote(body INTEGER NOT NULL, paper INTEGER NOT NULL, exact INTEGER NOT NULL)",
-    "CREATE TABLE text(id INTEGER PRIMARY KEY, paper INTEGER NOT NULL, body TEXT NOT NULL)",
-    "CREATE TABLE lowered(term INTEGER PRIMARY KEY, text TEXT NOT NULL)",
-    "CREATE TABLE digest(paper INTEGER PRIMARY KEY, sha256 TEXT NOT NULL)",  # of each paper's abstract, for updates
-    # contentless, no positions: an AND of trigrams needs no more (the text table has the bodies)
-    "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='trigram case_sensitive 1', detail='none', content='')",
-    "CREATE INDEX triple_pos ON triple(p, o, s)",
-    "CREATE INDEX term_value ON term_row(value)",
-    "CREATE INDEX text_paper ON text(paper)",
-    "CREATE INDEX lowered_text ON lowered(text)",
-    "CREATE INDEX mention_paper ON mention(paper)",
-    "CREATE INDEX quote_body ON quote(body, paper)",
-)
-_STAGED = (
-    "CREATE TEMP TABLE staged(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL)",
-    "CREATE TEMP TABLE texts(paper INTEGER NOT NULL, abstract INTEGER NOT NULL, value TEXT, string INTEGER NOT NULL)",
-)
-# Made from the tables above, again after an update adds triples.
-_DERIVED = (
-    "DROP TABLE IF EXISTS above", "DROP TABLE IF EXISTS rollup", "DROP TABLE IF EXISTS concept_count",
-    "DROP TABLE IF EXISTS trend_count", "DROP TABLE IF EXISTS pair", "DROP TABLE IF EXISTS listing", "DROP TABLE IF EXISTS listed",
-    # skos:broader+ from every term with a broader concept (cycles end: UNION keeps each pair once)
-    "CREATE TABLE above(n INTEGER NOT NULL, a INTEGER NOT NULL, PRIMARY KEY(n, a)) WITHOUT ROWID",
-    "INSERT INTO above WITH RECURSIVE up(n, a) AS (SELECT s, o FROM broader UNION SELECT up.n, b.o FROM up JOIN broader AS b ON b.s = up.a) "
-    "SELECT n, a FROM up",
-    # each resource with a subject, and every concept at or above its subjects (skos:broader*)
-    "CREATE TABLE rollup(concept INTEGER NOT NULL, paper INTEGER NOT NULL, PRIMARY KEY(concept, paper)) WITHOUT ROWID",
-    "INSERT OR IGNORE INTO rollup SELECT o, s FROM subject UNION SELECT above.a, subject.s FROM subject JOIN above ON above.n = subject.o",
-    "CREATE TABLE concept_count(concept INTEGER PRIMARY KEY, total INTEGER NOT NULL, direct INTEGER)",
-    "INSERT INTO concept_count SELECT concept, COUNT(*), NULL FROM rollup GROUP BY concept",
-    "UPDATE concept_count SET direct = d.n FROM (SELECT o, COUNT(DISTINCT s) AS n FROM subject GROUP BY o) AS d WHERE d.o = concept_count.concept",
-    "CREATE TABLE trend_count(concept INTEGER NOT NULL, year INTEGER NOT NULL, n INTEGER NOT NULL)",
-    "INSERT INTO trend_count SELECT rollup.concept, year.o, COUNT(DISTINCT rollup.paper) FROM rollup JOIN year ON year.s = rollup.paper "
-    "GROUP BY rollup.concept, year.o",
-    "CREATE INDEX trend_concept ON trend_count(concept)",
-    # co-occurrence.rq's pairs: STR(?a) < STR(?b)
-    "CREATE TABLE pair(a INTEGER NOT NULL, b INTEGER NOT NULL, n INTEGER NOT NULL)",
-    "INSERT INTO pair SELECT x.o, y.o, COUNT(DISTINCT x.s) FROM subject AS x JOIN subject AS y ON y.s = x.s "
-    "JOIN term AS ta ON ta.id = x.o JOIN term AS tb ON tb.id = y.o WHERE ta.value < tb.value GROUP BY x.o, y.o",
-    # each resource with an identifier and a label, a row per identifier, label and year (or none), numbered in the
-    # listings' order DESC(?year) STR(?label) STR(?paper) STR(?identifier) (pos), and without the identifier (rank)
-    "CREATE TABLE listing(paper INTEGER NOT NULL, pos INTEGER NOT NULL, rank INTEGER NOT NULL, identifier INTEGER NOT NULL, "
-    "label INTEGER NOT NULL, year INTEGER, PRIMARY KEY(paper, pos)) WITHOUT ROWID",
-    "INSERT INTO listing SELECT i.s, ROW_NUMBER() OVER (ORDER BY ty.value DESC, tl.value, tp.value, ti.value, i.o, l.o, y.o), "
-    "DENSE_RANK() OVER (ORDER BY ty.value DESC, tl.value, tp.value), i.o, l.o, y.o FROM identifier AS i JOIN label AS l ON l.s = i.s "
-    "LEFT JOIN year AS y ON y.s = i.s LEFT JOIN term_row AS ty ON ty.id = y.o JOIN term AS tl ON tl.id = l.o "
-    "JOIN term AS tp ON tp.id = i.s JOIN term AS ti ON ti.id = i.o",
-    # papers-by-concept's rows for every subject and prefLabel of it, numbered in its order (listing.rank,
-    # STR(?via) STR(?viaLabel), listing.pos): a roll-up reads the rows of its concepts in seq order, no sort
-    "CREATE TABLE listed(seq INTEGER PRIMARY KEY, concept INTEGER NOT NULL, name INTEGER NOT NULL, paper INTEGER NOT NULL, "
-    "identifier INTEGER NOT NULL, label INTEGER NOT NULL, year INTEGER)",
-    "INSERT INTO listed SELECT ROW_NUMBER() OVER (ORDER BY listing.rank, tv.value, tn.value, listing.pos), subject.o, "
-    "pref_label.o, listing.paper, listing.identifier, listing.label, listing.year FROM listing JOIN subject ON subject.s = listing.paper "
-    "JOIN pref_label ON pref_label.s = subject.o JOIN term AS tv ON tv.id = subject.o JOIN term AS tn ON tn.id = pref_label.o",
-    "CREATE INDEX listed_concept ON listed(concept, seq)",
-)
 
 
 def _node(term: Any) -> int:
@@ -159,11 +95,11 @@ class Writer:
             # 256 MB of pages each: the staged annotation rows go in and are joined in hash order, all over the table
             self.db.execute("PRAGMA cache_size=-262144")
             if base is None:
-                for statement in _TABLES:
+                for statement in TABLES:
                     self.db.execute(statement)
                 for code, view in enumerate(PREDICATES, start=1):
                     self.db.execute(f"CREATE VIEW {view}(s, o) AS SELECT s, o FROM triple WHERE p = {code}")
-            for statement in _STAGED:
+            for statement in STAGED:
                 self.db.execute(statement)
             self.db.execute("PRAGMA temp.cache_size=-262144")
         except BaseException:
@@ -302,6 +238,12 @@ class Writer:
             CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
             CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
             WHERE body.p = {c[OA + 'hasBody']}""")
+        # … as papers-by-concept.rq reads their scores (no selector needed) …
+        db.execute(f"""INSERT OR IGNORE INTO scored SELECT src.o, body.o, score.o FROM staged AS body
+            CROSS JOIN staged AS tgt ON tgt.p = {c[OA + 'hasTarget']} AND tgt.s = body.s
+            CROSS JOIN staged AS score ON score.p = {c[KG + 'score']} AND score.s = body.s
+            CROSS JOIN staged AS src ON src.p = {c[OA + 'hasSource']} AND src.s = tgt.o
+            WHERE body.p = {c[OA + 'hasBody']}""")
         # … and as proposed-methods.rq reads them (no score or position needed)
         db.execute(f"""INSERT INTO quote SELECT DISTINCT body.o, src.o, ex.o FROM staged AS body
             CROSS JOIN staged AS tgt ON tgt.p = {c[OA + 'hasTarget']} AND tgt.s = body.s
@@ -315,7 +257,7 @@ class Writer:
             WHERE triple.p IN (?, ?) AND term.id NOT IN (SELECT term FROM lowered)""",
                            (self.code[SKOS + "prefLabel"], self.code[SKOS + "altLabel"])).fetchall()
         db.executemany("INSERT INTO lowered VALUES (?, ?)", zip([i for i, _ in fresh], lowercase([v for _, v in fresh])))
-        for statement in _DERIVED:
+        for statement in DERIVED:
             db.execute(statement)
         db.execute("INSERT INTO fts(fts) VALUES('optimize')")
         db.execute("ANALYZE")  # statistics for the planner: without them it drove co-occurrence from every label (0.7 s for 143 rows)

@@ -31,7 +31,7 @@ from .results import Results, Term
 from .vocabulary import FABIO, FOAF, PROV, XSD
 
 SUFFIX = ".kg-query.sqlite"
-SCHEMA = 6  # raised when the tables change: an index of another schema is stale
+SCHEMA = 7  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:

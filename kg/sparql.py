@@ -69,14 +69,63 @@ def with_values(text: str, bindings: dict[str, str]) -> str:
     """The query with `VALUES (?a ?b) { (t1 t2) }` first in its WHERE clause; terms in N-Triples syntax.
 
     At the top of the WHERE group the block joins before every other pattern, FILTER and
-    OPTIONAL of that group, so it acts like the substitution used for local queries.
+    OPTIONAL of that group, so it acts like the substitution used for local queries. It reaches
+    into subqueries too: a subquery that projects a bound variable gets the same block for it
+    (`_subquery_groups`), so the engine restricts it first instead of computing it for every value
+    and joining after (papers-by-concept's subqueries per paper and subject, decision 0006).
     """
     if not bindings:
         return text
-    at = where_brace(text)
-    variables = " ".join(f"?{k}" for k in bindings)
-    values = " ".join(bindings.values())
-    return f"{text[:at]}\n  VALUES ({variables}) {{ ({values}) }}\n{text[at:]}"
+    inserts = [(where_brace(text), bindings)]
+    for at, names in _subquery_groups(text, set(bindings)):
+        inserts.append((at, {k: v for k, v in bindings.items() if k in names}))
+    for at, bound in sorted(inserts, key=lambda x: x[0], reverse=True):
+        variables = " ".join(f"?{k}" for k in bound)
+        values = " ".join(bound.values())
+        text = f"{text[:at]}\n  VALUES ({variables}) {{ ({values}) }}\n{text[at:]}"
+    return text
+
+
+def _subquery_groups(text: str, names: set[str]) -> list[tuple[int, set[str]]]:
+    """For each subquery that can take bound variables: the offset after its WHERE brace, and which ones.
+
+    A subquery takes a variable when it projects it as a plain `?v` (not `*`, not `(… AS ?v)`),
+    assigns it nowhere (`AS ?v`), has no LIMIT or OFFSET (restricting first would change which rows
+    those keep), and every subquery around it takes the variable too (else it is another variable
+    that merely shares the name).
+    """
+    toks = list(tokens(text))
+    selects = [i for i, (kind, tok, _) in enumerate(toks) if kind == "word" and tok.upper() == "SELECT"]
+    if form(text) == "SELECT":
+        selects = selects[1:]  # the query itself; its group is bound by the caller
+    found: list[tuple[int, int, int, set[str]]] = []  # (select index, open brace index, close brace index, names)
+    for s in selects:
+        projected: set[str] = set()
+        parens, star, w = 0, False, s + 1
+        while w < len(toks) and toks[w][1] != "{":
+            kind, tok, _ = toks[w]
+            parens += tok == "("
+            parens -= tok == ")"
+            if kind == "var" and parens == 0:
+                projected.add(tok[1:])
+            star |= tok == "*" and parens == 0
+            w += 1
+        depth, c = 0, w
+        for c in range(w, len(toks)):
+            depth += {"{": 1, "}": -1}.get(toks[c][1], 0) if toks[c][0] == "brace" else 0
+            if depth == 0:
+                break
+        end, limited = c + 1, False
+        while end < len(toks) and toks[end][1] != "}":  # solution modifiers up to the enclosing brace
+            limited |= toks[end][0] == "word" and toks[end][1].upper() in ("LIMIT", "OFFSET")
+            end += 1
+        assigned = {toks[j + 1][1][1:] for j in range(s, c) if toks[j][1].upper() == "AS" and toks[j + 1][0] == "var"}
+        takes = set() if (star or limited) else (projected & names) - assigned
+        for _, pw, pc, ptakes in found:  # enclosing subqueries come first in the text
+            if pw < s < pc:
+                takes &= ptakes
+        found.append((s, w, c, takes))
+    return [(toks[w][2] + 1, takes) for _, w, _, takes in found if takes and w < len(toks)]
 
 
 PREFIXES_NOTE = "# standard prefixes, declared by kg"

@@ -18,7 +18,7 @@ LAYERS: dict[str, int] = {
     "ingest": 1, "scheme": 1, "graphio": 1, "facts": 1, "catalog": 1, "results": 1, "sparql": 1, "sanitise": 1,
     "keywords": 1, "expert": 1, "shards": 1, "guard": 1,
     # L2: extraction, triples, query engines
-    "extract": 2, "parallel": 2, "triples": 2, "index": 2, "engine": 2, "store": 2, "qindex": 2, "qbuild": 2,
+    "extract": 2, "parallel": 2, "triples": 2, "index": 2, "engine": 2, "store": 2, "qindex": 2, "qbuild": 2, "qschema": 2,
     "remote": 2, "partitions": 2,
     # L3: build and update, running a query
     "build": 3, "update": 3, "query": 3, "training": 3, "cluster": 3, "upload": 3,

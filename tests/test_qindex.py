@@ -36,15 +36,16 @@ def _n(kind: str, i: int | str) -> ox.NamedNode:
 
 
 @st.composite
-def graphs(draw: st.DrawFn) -> list[ox.Triple]:
-    """A small graph shaped as kg builds them."""
+def graphs(draw: st.DrawFn, pref_labels: tuple[tuple[str, ...], ...] = (("en",),)) -> list[ox.Triple]:
+    """A small graph shaped as kg builds them (each concept with a prefLabel in each language of one of `pref_labels`)."""
     t: list[ox.Triple] = []
     add = t.append
     n_concepts = draw(st.integers(2, 7))
     concepts = [_n("concept", i) for i in range(n_concepts)]
     for i, c in enumerate(concepts):
         add(ox.Triple(c, ox.NamedNode(RDF + "type"), ox.NamedNode(SKOS + "Concept")))
-        add(ox.Triple(c, ox.NamedNode(SKOS + "prefLabel"), ox.Literal(draw(st.sampled_from(LABELS)) + f" {i}" * draw(st.booleans()), language="en")))
+        for language in draw(st.sampled_from(pref_labels)):
+            add(ox.Triple(c, ox.NamedNode(SKOS + "prefLabel"), ox.Literal(draw(st.sampled_from(LABELS)) + f" {i}" * draw(st.booleans()), language=language)))
         if draw(st.booleans()):
             add(ox.Triple(c, ox.NamedNode(SKOS + "altLabel"), ox.Literal(draw(st.sampled_from(LABELS)), language="en")))
         for parent in draw(st.lists(st.sampled_from(concepts), max_size=2, unique=True)):  # cycles and self-links allowed
@@ -62,7 +63,8 @@ def graphs(draw: st.DrawFn) -> list[ox.Triple]:
         year = draw(st.sampled_from([None, "2019", "2023", "2024"]))
         if year is not None:
             add(ox.Triple(p, ox.NamedNode(FABIO + "hasPublicationYear"), ox.Literal(year, datatype=ox.NamedNode(XSD + "gYear"))))
-        for c in draw(st.lists(st.sampled_from(concepts), max_size=3, unique=True)):
+        subjects = draw(st.lists(st.sampled_from(concepts), max_size=3, unique=True))
+        for c in subjects:
             add(ox.Triple(p, ox.NamedNode(DCTERMS + "subject"), c))
         for j in range(draw(st.integers(0, 2))):
             m, ann, target, quote = _n("method", draw(st.sampled_from(["qora", "Zeta", "alpha"]))), _n("ann", f"{i}-{j}"), _n("target", f"{i}-{j}"), _n("quote", f"{i}-{j}")
@@ -73,7 +75,8 @@ def graphs(draw: st.DrawFn) -> list[ox.Triple]:
             add(ox.Triple(target, ox.NamedNode(OA + "hasSource"), p))
             add(ox.Triple(target, ox.NamedNode(OA + "hasSelector"), quote))
             add(ox.Triple(quote, ox.NamedNode(OA + "exact"), ox.Literal(draw(st.sampled_from(WORDS)) or "we")))
-        for j, c in enumerate(draw(st.lists(st.sampled_from(concepts), max_size=3))):  # mentions, with their spans
+        mentioned = draw(st.lists(st.sampled_from(concepts), max_size=3)) + (draw(st.lists(st.sampled_from(subjects), max_size=3)) if subjects else [])
+        for j, c in enumerate(mentioned):  # mentions (of subjects too, so most links are scored), with their spans
             ann, target, position, quote = (_n(k, f"{i}-m{j}") for k in ("ann", "target", "position", "quote"))
             start = draw(st.integers(0, 30))
             add(ox.Triple(ann, ox.NamedNode(OA + "hasBody"), c))
@@ -172,6 +175,17 @@ def test_every_sql_gives_its_rq_rows_in_order(tmp_path: Path, triples: list[ox.T
             assert (got.variables, got.rows) == (want.variables, want.rows), (name, params)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(graphs(pref_labels=(("en",), ("en",), ("en", "de"), ())))
+def test_papers_by_concept_sql_holds_on_concepts_with_no_or_two_pref_labels(tmp_path: Path, triples: list[ox.Triple]) -> None:
+    """papers-by-concept picks each paper's ?via among the subjects that have a prefLabel, and lists each of its labels."""
+    store, index = _pair(triples, tmp_path)
+    q = resolve("papers-by-concept")
+    for params in _params("papers-by-concept", triples):
+        want, got = engine.run(store, q, params), qindex.answer(index, q, params)
+        assert (got.variables, got.rows) == (want.variables, want.rows), params
+
+
 def test_the_sample_gives_the_engine_rows(tmp_path: Path) -> None:
     graph = tmp_path / "sample.ttl"
     graph.write_bytes(gzip.decompress((FIXTURES / "sample-analyzed.ttl.gz").read_bytes()))
@@ -200,8 +214,8 @@ def test_a_wrong_order_is_caught(tmp_path: Path) -> None:
     import sqlite3
 
     shipped = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8")
-    assert "ORDER BY seq" in shipped
-    sql = shipped.replace("ORDER BY seq", "ORDER BY -seq")  # the years (and all) the other way
+    assert "ORDER BY listed.seq" in shipped
+    sql = shipped.replace("ORDER BY listed.seq", "ORDER BY -listed.seq")  # the years (and all) the other way
     db = sqlite3.connect(index)
     rows = db.execute(sql, {"concept": BASE + "concept/0", "concept_term": -1}).fetchall()
     assert [r[1] for r in rows] != [db.execute("SELECT id FROM term WHERE value = ?", (r[1].value,)).fetchone()[0] for r in right.rows]
@@ -217,7 +231,49 @@ def _paper_triples(name: str, year: str, label: str) -> list[ox.Triple]:
         ox.Triple(p, ox.NamedNode(RDFS + "label"), ox.Literal(label)),
         ox.Triple(p, ox.NamedNode(DCTERMS + "subject"), c),
         ox.Triple(p, ox.NamedNode(FABIO + "hasPublicationYear"), ox.Literal(year, datatype=ox.NamedNode(XSD + "gYear"))),
+        ox.Triple(_n("ann", name), ox.NamedNode(OA + "hasBody"), c),  # the link's score: the same for both, so the years decide
+        ox.Triple(_n("ann", name), ox.NamedNode(KG + "score"), ox.Literal("0.5", datatype=ox.NamedNode(XSD + "decimal"))),
+        ox.Triple(_n("ann", name), ox.NamedNode(OA + "hasTarget"), _n("target", name)),
+        ox.Triple(_n("target", name), ox.NamedNode(OA + "hasSource"), p),
     ]
+
+
+RANKED = """@prefix ex: <https://example.org/> . @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix dcterms: <http://purl.org/dc/terms/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix fabio: <http://purl.org/spar/fabio/> . @prefix oa: <http://www.w3.org/ns/oa#> .
+@prefix kg: <https://w3id.org/kg/ontology#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:a a skos:Concept ; skos:prefLabel "alpha"@en .
+ex:b a skos:Concept ; skos:prefLabel "beta"@en ; skos:broader ex:a .
+ex:c a skos:Concept ; skos:prefLabel "gamma"@en ; skos:broader ex:b .
+ex:d a skos:Concept ; skos:prefLabel "delta"@en ; skos:broader ex:a .
+"""
+
+
+def _ranked_paper(name: str, year: int, links: dict[str, str | None]) -> str:
+    """A paper with its subject links, each with a scored annotation (None: a subject link with no annotation)."""
+    text = f'ex:{name} a fabio:ResearchPaper ; dcterms:identifier "{name}" ; rdfs:label "{name}" ; fabio:hasPublicationYear "{year}"^^xsd:gYear .\n'
+    for concept, score in links.items():
+        text += f"ex:{name} dcterms:subject ex:{concept} .\n"
+        if score is not None:
+            text += f'ex:{name}-{concept} oa:hasBody ex:{concept} ; kg:score "{score}"^^xsd:decimal ; oa:hasTarget [ oa:hasSource ex:{name} ] .\n'
+    return text
+
+
+def test_papers_by_concept_lists_each_paper_once_by_its_best_score(tmp_path: Path) -> None:
+    """One row per paper, best kg:score first; ?via is the subject that gave it, of equal scores the most specific
+    (most concepts above it), then the first IRI; a subject link with no kg:score annotation (kg makes none) does not
+    count, so a paper with only such links is not listed. Engine and index agree."""
+    graph = tmp_path / "ranked.ttl"
+    graph.write_text(RANKED + _ranked_paper("p1", 2023, {"b": "0.5", "c": "0.50"}) + _ranked_paper("p2", 2023, {"d": "0.9", "b": "0.3"})
+                     + _ranked_paper("p3", 2024, {"a": None}) + _ranked_paper("p4", 2024, {"d": "0.5", "b": "0.5"}), encoding="utf-8")
+    store, index = _pair(list(parse(graph)), tmp_path)
+    q = resolve("papers-by-concept")
+    want = {"https://example.org/a": [("p2", "0.9", "delta"), ("p4", "0.5", "beta"), ("p1", "0.5", "gamma")],
+            "https://example.org/b": [("p4", "0.5", "beta"), ("p1", "0.5", "gamma"), ("p2", "0.3", "beta")]}
+    for concept, rows in want.items():
+        for answer in (engine.run(store, q, {"concept": concept}), qindex.answer(index, q, {"concept": concept})):
+            got = [tuple(t.value if t else None for t in (row[2], row[5], row[7])) for row in answer.rows]  # identifier, score, viaLabel
+            assert got == rows, concept
 
 
 def test_lowercase_is_the_engines() -> None:
@@ -252,7 +308,8 @@ def test_an_update_adds_to_the_index(tmp_path: Path) -> None:
     kg.update(graph, parts[1:])
     whole = kg.write(kg.build(parts), tmp_path / "whole.ttl")
     assert qindex.fresh(graph) is not None
-    for name, params in (("top-concepts", {}), ("co-occurrence", {}), ("search", {"words": "learning"}), ("trend", {})):
+    for name, params in (("top-concepts", {}), ("co-occurrence", {}), ("search", {"words": "learning"}), ("trend", {}),
+                         ("papers-by-concept", {"concept": "machine learning"})):
         assert kg.query(name, params, graph=graph).rows == kg.query(name, params, graph=whole).rows, name
 
 

@@ -102,12 +102,12 @@ def test_papers_by_concept_on_the_sample_finds_rl_papers(sample_ttl: Path) -> No
     expected = {p for p, s in _subjects(triples).items() if s & below}
     assert len(expected) >= 3  # the sample has RL papers to find
     rows = list(kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=sample_ttl))
-    assert {r["paper"] for r in rows} == expected
-    assert all(r["via"] in below for r in rows)
+    assert {r["paper"] for r in rows} == expected and len(rows) == len(expected)  # each paper once
+    assert all(r["via"] in below and r["via"] in _subjects(triples)[r["paper"]] for r in rows)
     offline = {p for p, s in _subjects(triples).items() if KGC + "offline-reinforcement-learning" in s}
     assert offline <= {r["paper"] for r in rows}
-    years = [r["year"] for r in rows]
-    assert years == sorted(years, reverse=True)  # newest first
+    scores = [r["score"] for r in rows]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]  # best-scored first
 
 
 def test_bridging_papers_need_both_concepts(mini_ttl: Path) -> None:
@@ -178,7 +178,8 @@ def test_result_formats_parse_back(mini_ttl: Path) -> None:
     assert rows[0] == list(r.variables) and len(rows) == n + 1
     tsv = r.serialize("tsv").decode().splitlines()
     assert tsv[0].split("\t")[0] == "?concept" and tsv[1].split("\t")[0] == f"<{RL}>"
-    assert "2022" in tsv[-1] and '"^^<http://www.w3.org/2001/XMLSchema#gYear>' in tsv[-1]
+    assert any('"2022"^^<http://www.w3.org/2001/XMLSchema#gYear>' in line for line in tsv[1:])
+    assert all("^^<http://www.w3.org/2001/XMLSchema#decimal>" in line for line in tsv[1:])  # each paper's best score
     table = r.serialize("table").decode()
     assert "kgc:reinforcement-learning" in table and f"({n} rows)" in table
     ask = kg.query("ASK { ?p <http://purl.org/dc/terms/subject> ?c }", graph=mini_ttl)

@@ -119,6 +119,19 @@ def test_values_block_goes_first_in_the_where_clause() -> None:
     assert not uses_service('SELECT * WHERE { ?s <http://e/SERVICE> "SERVICE" } # SERVICE')
 
 
+def test_values_reach_only_subqueries_that_project_the_variable() -> None:
+    """Not into `*`, `(… AS ?v)`, LIMIT/OFFSET subqueries, or below a subquery that hides the variable."""
+    from kg.sparql import with_values
+
+    text = ("SELECT * WHERE { { SELECT ?a ?x WHERE { ?a ?p ?x } } { SELECT ?a WHERE { ?a ?q ?o } LIMIT 3 }"
+            " { SELECT * WHERE { ?a ?r ?o } } { SELECT ?y (1 AS ?a) WHERE { ?y ?s ?o } }"
+            " { SELECT ?c WHERE { { SELECT ?a ?c WHERE { ?a ?t ?c } } } } }")
+    bound = with_values(text, {"a": "<http://e/1>"})
+    block = "VALUES (?a) { (<http://e/1>) }"
+    assert bound.count(block) == 2  # the outer group and the first subquery
+    assert bound.index(block, bound.index(block) + 1) < bound.index("?a ?p ?x") < bound.index("?a ?q ?o")
+
+
 def _count(base: str, graph_iri: str | None = None) -> int:
     text = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }" if graph_iri is None else "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     return kg.query(text, endpoint=f"{base}/query", graph_iri=graph_iri).column("n")[0]

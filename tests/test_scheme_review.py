@@ -57,6 +57,58 @@ def test_no_roll_up_the_review_calls_wrong_holds(scheme: scheme_.Scheme) -> None
     assert held == []
 
 
+# Two short abstracts: one about DPO alone (no RLHF, no reward model, no RL), one about RLHF.
+PREFERENCE_PAPERS = [
+    {"id": "dpo-paper", "title": "Direct preference optimization of language models", "year": 2024,
+     "abstract": "We align a large language model to human preferences with direct preference optimization (DPO). DPO fits "
+                 "the policy to pairs of preferred and rejected responses with a simple classification loss. On dialogue and "
+                 "summarization benchmarks, DPO matches stronger baselines."},
+    {"id": "rlhf-paper", "title": "Reward models for reinforcement learning from human feedback", "year": 2024,
+     "abstract": "Reinforcement learning from human feedback (RLHF) trains a reward model on human preference comparisons and "
+                 "then optimizes the policy of a large language model against it with proximal policy optimization. We study "
+                 "how reward model errors affect RLHF."},
+]
+
+
+@pytest.fixture(scope="module")
+def preference_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import json
+
+    import kg
+
+    folder = tmp_path_factory.mktemp("preference")
+    source = folder / "papers.jsonl"
+    source.write_text("".join(json.dumps(p) + "\n" for p in PREFERENCE_PAPERS), encoding="utf-8")
+    return kg.write(kg.build([source]), folder / "g.ttl")
+
+
+def _listed(graph: Path, concept: str) -> dict[str, str]:
+    """papers-by-concept's papers (identifier -> the prefLabel of the subject that gave the best score)."""
+    import kg
+
+    return {r["identifier"]: r["viaLabel"] for r in kg.query("papers-by-concept", {"concept": concept}, graph=graph)}
+
+
+def test_a_query_for_preference_alignment_reaches_dpo_and_rlhf_papers(preference_graph: Path) -> None:
+    """The review: DPO -> RLHF -> RL was a wrong roll-up (DPO is RL-free). Both sit under preference alignment (and
+    preference learning), so a query for the common parent finds both, each by its own concept."""
+    for parent in ("preference alignment", "preference learning"):
+        assert _listed(preference_graph, parent) == {"dpo-paper": "direct preference optimization",
+                                                     "rlhf-paper": "reinforcement learning from human feedback"}, parent
+
+
+def test_a_query_for_rlhf_does_not_return_a_dpo_only_paper(preference_graph: Path) -> None:
+    """RLHF -> reinforcement learning stays; DPO reaches neither, and its scope note says why."""
+    import pyoxigraph as ox
+
+    assert list(_listed(preference_graph, "RLHF")) == ["rlhf-paper"]
+    assert list(_listed(preference_graph, "reinforcement learning")) == ["rlhf-paper"]
+    assert list(_listed(preference_graph, "DPO")) == ["dpo-paper"]
+    notes = [t.object.value for path in sorted(CONCEPTS.glob("*.ttl")) for t in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)
+             if t.subject.value == KGC + "direct-preference-optimization" and t.predicate.value == "http://www.w3.org/2004/02/skos/core#scopeNote"]
+    assert len(notes) == 1 and "Not under reinforcement learning from human feedback" in notes[0]
+
+
 def test_no_broader_link_repeats_an_ancestor(scheme: scheme_.Scheme) -> None:
     """A parent that another parent already reaches says nothing new (RLHF -> alignment beside RLHF -> preference alignment)."""
     redundant = [
