@@ -27,10 +27,10 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
+from .deadline import with_deadline
 from .defaults import VERSION as __version__
 from .errors import InputError
 from .graphio import rdf_format
@@ -112,7 +112,7 @@ def _build(graph: Path, base: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix="v-", suffix=".tmp", dir=base))
     try:
         store = ox.Store(str(tmp / "db"))
-        interruptible(functools.partial(_load, store, graph, compact=True))
+        with_deadline(functools.partial(_load, store, graph, compact=True), None, f"loading {graph.name}")  # Ctrl-C ends it at once
         del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamped), encoding="utf-8")
         (tmp / READERS).touch()
@@ -195,7 +195,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
         raise
     except OSError:
         store = ox.Store()
-        interruptible(lambda: _load(store, graph))
+        with_deadline(lambda: _load(store, graph), None, f"loading {graph.name}")
         return store, None
 
 
@@ -210,25 +210,3 @@ def _load(store: Any, graph: Path, compact: bool = False) -> None:
     if compact:
         store.optimize()
         store.flush()
-
-
-def interruptible(work: Callable[[], None]) -> None:
-    """Run `work` (a load that spends seconds to minutes inside pyoxigraph, which lets go of the GIL) in a
-    thread while this one waits in short steps: Ctrl-C is only seen between bytecodes of the main thread,
-    so a load run there held the user for as long as it took (16-36 s under load on a 2,000-paper graph,
-    233 s on 21,000). Interrupted, the load thread is left to the process's exit; its folder is removed by
-    the caller."""
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # handed to the waiting thread
-            failed.append(exc)
-
-    worker = threading.Thread(target=run, name="kg-store-load", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.1)
-    if failed:
-        raise failed[0]

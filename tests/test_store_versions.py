@@ -74,7 +74,7 @@ def test_an_unread_old_version_is_removed_by_the_next_build(mini_ttl: Path, tmp_
 
 def test_ctrl_c_ends_a_store_build_at_once(tmp_path: Path) -> None:
     """A store build runs in pyoxigraph for seconds to minutes (233 s at 21k papers under load), where the main
-    thread never sees Ctrl-C; kg.store.interruptible runs it aside. Here the work blocks for 60 s in C (a select
+    thread never sees Ctrl-C; kg.store runs it aside with kg.deadline.with_deadline, as queries run. Here the work blocks for 60 s in C (a select
     on a pipe that nobody writes): SIGINT ends the process within a second, with Python's KeyboardInterrupt.
     bench/interrupt_store.py measures the real build: 20 of 20 runs on the 21k graph exited within 0.32 s."""
     import signal
@@ -85,11 +85,11 @@ def test_ctrl_c_ends_a_store_build_at_once(tmp_path: Path) -> None:
     script = tmp_path / "work.py"
     script.write_text(
         "import os, select, sys\n"
-        "from kg.store import interruptible\n"
+        "from kg.deadline import with_deadline\n"
         "r, w = os.pipe()\n"
         "print('started', flush=True)\n"
         "try:\n"
-        "    interruptible(lambda: select.select([r], [], [], 60))\n"
+        "    with_deadline(lambda: select.select([r], [], [], 60), None, 'load')\n"
         "except KeyboardInterrupt:\n"
         "    sys.exit(130)\n"
     )
