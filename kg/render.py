@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping
 from .atomic import atomic_write, refuse_overwrite
 from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
+from .paperlinks import paper_links_view
 from .resources import data_path
 from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 
@@ -133,6 +134,9 @@ def build_view(
         chosen = result_view(index, run_construct(triples, query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
         chosen = concepts_view(index, title or f"Concepts of {name}")
+    elif concept is None and 0 < max_nodes < len(index.papers) + len(index.paper_count):
+        # Cut to its most connected nodes, the papers-and-concepts view would keep concepts only: no edge.
+        return paper_links_view(index, title or f"Papers of {name}", max_nodes)
     else:
         chosen = papers_view(index, title or f"Papers and concepts of {name}")
     if concept is not None:

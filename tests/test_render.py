@@ -180,6 +180,32 @@ def test_a_large_graph_defaults_to_a_readable_view() -> None:
     assert render(triples, max_nodes=0).nodes == len(concepts)
 
 
+def test_a_capped_papers_view_links_papers_that_share_specific_concepts(tmp_path: Path) -> None:
+    """Cut to its most connected nodes, the papers view kept 500 concepts and no paper: 0 edges."""
+    import pyoxigraph as ox
+
+    triples = synthetic_triples(2000)
+    ttl = tmp_path / "big.ttl"
+    ttl.write_bytes(ox.serialize(triples, format=ox.RdfFormat.TURTLE))
+    rendered = render(ttl, view="papers")
+    data = page_data(rendered.html)
+    papers = {r[0] for r in sparql(ttl, "SELECT ?p WHERE { ?p a fabio:ResearchPaper }")}
+    drawn = {n["id"] for n in data["nodes"]}
+    assert 100 < rendered.nodes <= DEFAULT_MAX_NODES and drawn <= papers
+    assert rendered.edges >= rendered.nodes, "every drawn paper is linked to another"
+    ends = {e["from"] for e in data["edges"]} | {e["to"] for e in data["edges"]}
+    assert ends == drawn
+    subjects: dict[str, set[str]] = {}
+    for p, c in sparql(ttl, "SELECT ?p ?c WHERE { ?p dcterms:subject ?c }"):
+        subjects.setdefault(p, set()).add(c)
+    for e in data["edges"]:
+        shared = subjects[e["from"]] & subjects[e["to"]]
+        named = e["label"].removeprefix("shared: ").split(" and ")[0].split(", ")
+        assert shared and {"https://w3id.org/kg/concept/c-" + n.removeprefix("concept ") for n in named} <= shared
+    assert f"of {rendered.total:,} nodes" in data["note"] and "--max-nodes 0" in data["note"]
+    assert render(ttl, view="papers", max_nodes=0).nodes == rendered.total, "--max-nodes 0 still draws every paper and concept"
+
+
 def test_query_draws_a_construct_result(sample_ttl: Path) -> None:
     view = build_view(sample_ttl, query=FIXTURES / "papers-by-venue.rq")
     papers = {r[0] for r in sparql(sample_ttl, "SELECT ?p WHERE { ?p a fabio:ResearchPaper ; dcterms:isPartOf ?v }")}
@@ -271,7 +297,7 @@ def test_cli_render_options(sample_ttl: Path, tmp_path: Path) -> None:
     assert got.exit_code == 0 and got.output.startswith(f"wrote {out} (") and out.exists()
     assert {n["kind"] for n in page_data(out.read_text(encoding="utf-8"))["nodes"]} == {"concept"}
     got = runner.invoke(cli, ["render", str(sample_ttl), "-o", str(out), "--max-nodes", "5"])
-    assert got.exit_code == 0 and "note: Showing the 5 most connected" in got.output
+    assert got.exit_code == 0 and "note: Showing 5 papers of" in got.output  # a capped papers view links papers
     got = runner.invoke(cli, ["render", str(sample_ttl), "--view", "authors"])
     assert got.exit_code == 2 and "'authors' is not one of 'papers', 'concepts'" in got.output
     got = runner.invoke(cli, ["render", str(sample_ttl), "--hops", "1"])
