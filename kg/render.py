@@ -23,6 +23,7 @@ from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
 from .paperlinks import paper_links_view
 from .resources import data_path
+from .searchindex import search_index
 from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 
 # Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
@@ -126,12 +127,25 @@ def build_view(
     if view is None and query is None and concept is None:
         drawn = len(index.papers) + len(index.paper_count)
         view = "map" if drawn > MAP_THRESHOLD else "papers"
+    if query is None:  # the search box finds every paper and concept of the graph, drawn or not
+        return with_search(_chosen_view(index, name, view, concept, hops, max_nodes, title), index)
+    return _chosen_view(index, name, view, concept, hops, max_nodes, title, query, params, triples)
+
+
+def with_search(view: View, index: Scene) -> View:
+    """The view with the search index of the whole graph in its page data."""
+    return View(view.title, view.nodes, view.edges, view.note, view.focus, view.total, {**view.extra, "search": search_index(index)})
+
+
+def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None, hops: int | None, max_nodes: int | None,
+                 title: str | None, query: str | Path | None = None, params: Mapping[str, Any] | None = None,
+                 triples: list | None = None) -> View:
     if view == "map":
         return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
     view = view or "papers"
     max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
     if query is not None:
-        chosen = result_view(index, run_construct(triples, query, params), title or f"{Path(query).name} on {name}")
+        chosen = result_view(index, run_construct(triples or [], query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
         chosen = concepts_view(index, title or f"Concepts of {name}")
     elif concept is None and 0 < max_nodes < len(index.papers) + len(index.paper_count):
@@ -221,6 +235,8 @@ def page_data(view: View) -> dict[str, Any]:
         "title": view.title, "note": view.note, "nodes": nodes, "edges": edges, "legend": legend,
         "focus": view.focus, "total": view.total, "options": vis_options(len(nodes), big),
     }
+    if "search" in view.extra:
+        data["search"] = {**view.extra["search"], "colours": {c[2]: area_colour(c[2]) for c in view.extra["search"]["concepts"]}}
     if "map" in view.extra:
         extra = {k: v for k, v in view.extra["map"].items() if k != "positions"}
         extra["colours"] = {c[0]: colours.get(c[0], OTHER_COLOURS[0]) for c in extra["clusters"]}

@@ -165,6 +165,40 @@ def test_search_box_finds_and_focuses_a_node(browser, sample_ttl: Path, tmp_path
         assert page.text_content("#kg-search-status") == "no match"
 
 
+def test_search_finds_a_paper_and_a_concept_that_are_not_drawn(browser, tmp_path: Path) -> None:
+    """A capped page still finds every paper and concept: a hit that is not drawn is added, linked and listed."""
+    triples = synthetic_triples(2000, concepts=400)
+    on: dict[str, set[str]] = {}
+    about: dict[str, set[str]] = {}
+    for t in triples:
+        if t.predicate.value.endswith("/subject"):
+            on.setdefault(t.object.value, set()).add(t.subject.value)
+            about.setdefault(t.subject.value, set()).add(t.object.value)
+    for view in (None, "papers"):  # the default page of 2,000 papers (the concept map) and the capped papers view
+        out = kg.render(triples, tmp_path / f"{view}.html", view=view)
+        with Opened(browser, Path(out)) as opened:
+            page = opened.page
+            drawn = opened.ids()
+            concept = max((c for c in on if c not in drawn and len(on[c]) >= 2), key=lambda c: (len(on[c]), c))
+            paper = max(p for p in about if p not in drawn)
+            assert len(drawn) < 600 and concept and paper
+            for iri, label in ((concept, "concept " + concept.rsplit("-", 1)[1]), (paper, "Synthetic paper " + paper.rsplit("/p", 1)[1])):
+                page.fill("#kg-search", label)
+                page.keyboard.press("Enter")
+                assert page.text_content("#kg-search-status").startswith("1 of "), label
+                assert "not drawn by default" in page.text_content("#kg-search-status")
+                assert page.evaluate("network.getSelectedNodes()") == [iri]
+                assert page.text_content("#kg-panel h2") == label
+                listed = set(page.evaluate("[...document.querySelectorAll('#kg-panel li')].map(li => li.dataset.id)"))
+                truth = on[iri] if iri == concept else about[iri]
+                assert listed <= truth and len(listed) == min(len(truth), 60), "the panel lists its papers (60 best) or concepts"
+                linked = set(page.evaluate("id => network.getConnectedNodes(id)", iri))
+                assert linked and linked <= drawn | {concept}, "linked to drawn neighbours"
+                assert linked & (on[iri] | set().union(*(about[p] for p in on[iri])) if iri == concept
+                                 else about[iri] | set().union(*(on[c] for c in about[iri])))
+            assert opened.errors == [] and opened.refused == []
+
+
 def with_years(triples: list) -> list:
     """Synthetic papers given publication years 2019-2024, so the year filter has something to filter."""
     import pyoxigraph as ox
