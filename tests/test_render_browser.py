@@ -199,6 +199,37 @@ def test_search_finds_a_paper_and_a_concept_that_are_not_drawn(browser, tmp_path
             assert opened.errors == [] and opened.refused == []
 
 
+LABEL_BOXES = """() => { const boxes = [], all = network.body.data.nodes;
+    all.getIds().forEach(id => { const n = network.body.nodes[id], l = n && n.labelModule;  // labels vis-network draws itself
+        if (l && !all.get(id).hidden && l.visible()) boxes.push([l.size.left, l.size.top, l.size.left + l.size.width, l.size.top + l.size.height, id]); });
+    return boxes.concat(window.kgLabels ? window.kgLabels.boxes : []); }"""
+
+
+def overlapping(boxes: list) -> list[tuple[str, str]]:
+    return [(a[4], b[4]) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+            if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+
+
+def test_labels_never_overlap_and_more_appear_when_zoomed_in(browser, tmp_path: Path) -> None:
+    triples = synthetic_triples(2000, concepts=400)
+    for view, cap in (("map", 0), ("papers", None)):  # all 400 concepts on the map; 500 papers of 2,400 nodes
+        out = kg.render(triples, tmp_path / f"{view}.html", view=view, max_nodes=cap)
+        with Opened(browser, Path(out)) as opened:
+            page = opened.page
+            page.evaluate("network.fit()")
+            page.wait_for_timeout(200)
+            fitted = page.evaluate(LABEL_BOXES)
+            assert len(fitted) >= (5 if view == "map" else 0) and overlapping(fitted) == [], view  # 500 papers fitted: too small to name
+            named = {b[4] for b in fitted}
+            page.evaluate("""() => { const id = network.body.data.nodes.get().sort((a, b) => b.size - a.size)[0].id;
+                network.moveTo({ position: network.getPositions([id])[id], scale: network.getScale() * 4 }); }""")
+            page.wait_for_timeout(200)
+            zoomed = page.evaluate(LABEL_BOXES)
+            assert overlapping(zoomed) == [], view
+            assert {b[4] for b in zoomed} - named, f"{view}: zooming in names nodes that were not named"
+            assert opened.errors == []
+
+
 def with_years(triples: list) -> list:
     """Synthetic papers given publication years 2019-2024, so the year filter has something to filter."""
     import pyoxigraph as ox
