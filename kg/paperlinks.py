@@ -30,26 +30,47 @@ def paper_links(index: Scene) -> dict[tuple[str, str], tuple[float, list[str]]]:
     df = Counter(c for cs in of.values() for c in set(cs))
     idf = {c: math.log(total / n) for c, n in df.items()}
     cap = max(2, int(GENERIC * total))
-    papers_of: dict[str, list[str]] = {}
-    for p in sorted(of):
-        for c in sorted(set(of[p])):
-            if 2 <= df[c] <= cap:
-                papers_of.setdefault(c, []).append(p)
+    papers = sorted(of)
+    used = sorted(c for c, n in df.items() if 2 <= n <= cap)
     kept: dict[tuple[str, str], tuple[float, list[str]]] = {}
-    for p in sorted(of):
-        mine = set(of[p])
-        score: dict[str, float] = {}
-        for c in mine:
-            for q in papers_of.get(c, ()):
-                score[q] = score.get(q, 0.0) + idf[c]
-        score.pop(p, None)
-        best = heapq.nsmallest(LINKS_PER_PAPER, score.items(), key=lambda qs: (-qs[1], qs[0]))
-        for q, _ in best:
-            pair = (p, q) if p < q else (q, p)
-            if pair not in kept:
-                shared = sorted(mine & set(of[q]), key=lambda c: (-idf[c], index.label(c)))
-                kept[pair] = (round(sum(idf[c] for c in shared), 2), shared)
+    for p, q in _strongest(papers, used, of, idf):
+        shared = sorted(set(of[p]) & set(of[q]), key=lambda c: (-idf[c], index.label(c)))
+        kept[(p, q) if p < q else (q, p)] = (round(sum(idf[c] for c in shared), 2), shared)
     return kept
+
+
+def _strongest(papers: list[str], used: list[str], of: dict[str, list[str]], idf: dict[str, float]) -> list[tuple[str, str]]:
+    """(paper, neighbour) for each paper's LINKS_PER_PAPER strongest neighbours by the idf of the `used` concepts they share.
+
+    A sparse product of the paper-concept matrix with its idf-weighted transpose, a block of papers at a time
+    (21k papers: about a second, where a dictionary per paper took 25 s).
+    """
+    import numpy as np
+    from scipy import sparse
+
+    column = {c: i for i, c in enumerate(used)}
+    rows, cols = [], []
+    for i, p in enumerate(papers):
+        for c in sorted(set(of[p])):
+            if c in column:
+                rows.append(i)
+                cols.append(column[c])
+    if not rows:
+        return []
+    x = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(papers), len(used)))
+    weighted = (sparse.diags(np.array([idf[c] for c in used])) @ x.T).tocsc()  # concepts x papers, idf on each entry
+    out: list[tuple[str, str]] = []
+    block = 2048
+    for start in range(0, len(papers), block):
+        scores = (x[start : start + block] @ weighted).tocsr()
+        for r in range(scores.shape[0]):
+            lo, hi = scores.indptr[r], scores.indptr[r + 1]
+            cand, weight = scores.indices[lo:hi], np.round(scores.data[lo:hi], 9)
+            keep = cand != start + r
+            cand, weight = cand[keep], weight[keep]
+            order = np.lexsort((cand, -weight))[:LINKS_PER_PAPER]
+            out.extend((papers[start + r], papers[int(j)]) for j in cand[order])
+    return out
 
 
 def paper_links_view(index: Scene, title: str, max_nodes: int) -> View:
