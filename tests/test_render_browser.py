@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -297,3 +298,38 @@ def test_the_default_page_of_21k_real_papers_is_a_readable_map(browser, tmp_path
         assert opened.errors == [] and opened.refused == []
         check_map(opened.page, min_edges=100)
         assert len(opened.page.evaluate("window.kgMap.labels")) >= 8
+
+
+@pytest.mark.slow
+def test_a_slice_of_real_papers_links_papers_and_finds_what_is_not_drawn(browser, tmp_path: Path) -> None:
+    """3,000 real abstracts: the papers view has edges, and the map finds a concept and a paper it does not draw."""
+    from .test_render import sparql
+
+    corpus = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
+    if not corpus.is_file():
+        pytest.skip("needs the shared corpus ../shared/corpora/ml-abstracts.jsonl for real papers")
+    source = tmp_path / "slice.jsonl"
+    with corpus.open(encoding="utf-8") as f:
+        source.write_text("".join(itertools.islice(f, 3000)), encoding="utf-8")
+    ttl = kg.write(kg.build([source]), tmp_path / "slice.ttl")
+    papers = kg.render(ttl, tmp_path / "papers.html", view="papers")
+    assert papers.total > papers.nodes > 100 and papers.edges >= papers.nodes
+    out = kg.render(ttl, tmp_path / "map.html")
+    counts = sparql(ttl, """SELECT ?c ?label (COUNT(?p) AS ?n) WHERE { ?p dcterms:subject ?c . ?c skos:prefLabel ?label }
+        GROUP BY ?c ?label ORDER BY DESC(?n) ?c""")
+    titles = sparql(ttl, """SELECT (SAMPLE(?p) AS ?paper) ?t WHERE { ?p a fabio:ResearchPaper ; dcterms:title ?t }
+        GROUP BY ?t HAVING (COUNT(?p) = 1) ORDER BY ?t""")
+    with Opened(browser, Path(out)) as opened:
+        page = opened.page
+        drawn = opened.ids()
+        concept = next((c, label) for c, label, _ in counts if c not in drawn)
+        paper = next((p, t) for p, t in titles if p not in drawn)
+        for iri, label in (concept, paper):
+            page.fill("#kg-search", label)
+            page.keyboard.press("Enter")
+            assert "not drawn by default" in page.text_content("#kg-search-status"), label
+            (selected,) = page.evaluate("network.getSelectedNodes()")
+            assert page.evaluate("id => network.body.data.nodes.get(id).full", selected) == label
+            assert selected == iri or iri == concept[0], "a unique title finds its paper"  # a concept's label may be another's alt label
+            assert page.text_content("#kg-panel h2") == label and page.locator("#kg-panel li").count() > 0
+        assert opened.errors == [] and opened.refused == []
