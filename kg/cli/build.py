@@ -141,7 +141,7 @@ Examples:
 @click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
 @click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
-@click.option("--max-nodes", type=click.IntRange(min=0), help="Keep the N most connected nodes, noting the rest on the page [500; the map: 150 concepts; 0 = all].")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Draw at most N nodes, noting the rest on the page: the most connected, or in a large papers view N linked papers [500; the map: 150 concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
 @clean_errors
 def render(
