@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from dataclasses import replace
 
 from .views import Edge, Scene, View
 
@@ -101,7 +102,7 @@ def paper_links_view(index: Scene, title: str, max_nodes: int) -> View:
             for w, q in adjacent[p]:
                 if q not in taken:
                     heapq.heappush(frontier, (-w, q))
-    nodes = tuple(index.paper_node(p) for p in sorted(chosen))
+    nodes = tuple(replace(index.paper_node(p), area=_area(index, p)) for p in sorted(chosen))
     edges = tuple(Edge(a, b, w, "shared: " + ", ".join(index.label(c) for c in shared[:SHARED_NAMES])
                        + (f" and {len(shared) - SHARED_NAMES} more" if len(shared) > SHARED_NAMES else ""))
                   for (a, b), (w, shared) in sorted(links.items()) if a in taken and b in taken)
@@ -112,3 +113,13 @@ def paper_links_view(index: Scene, title: str, max_nodes: int) -> View:
             "drawn are grown from the most linked one along the strongest links. Hover a paper for its concepts; the search "
             "box finds every paper and concept; --view map shows the concepts; --max-nodes 0 draws every paper and concept.")
     return View(title, nodes, edges, note, None, total)
+
+
+def _area(index: Scene, paper: str) -> str:
+    """The area a paper's concepts weigh most in, each concept by its idf (rare concepts say more), for its colour."""
+    total = max(len(index.concepts_of), 2)
+    weight: dict[str, float] = {}
+    for c in set(index.concepts_of.get(paper, ())):
+        area = index.label(index.areas.get(c, c))
+        weight[area] = weight.get(area, 0.0) + math.log(total / max(index.paper_count.get(c, 1), 1)) + 1e-6
+    return min(weight, key=lambda a: (-weight[a], a)) if weight else "paper"

@@ -288,7 +288,8 @@ def _area_colours() -> dict[str, str]:
 
 def _colours(view: View) -> dict[str, str]:
     """Concept areas keep their own colour (area_colour); papers are grey; other kinds take muted tones."""
-    colours = {a: area_colour(a) for a in sorted({n.area for n in view.nodes if n.kind == "concept"})}
+    # A paper may carry an area too (the papers view of a large graph colours each paper by its concepts' area).
+    colours = {a: area_colour(a) for a in sorted({n.area for n in view.nodes if n.kind == "concept" or (n.kind == "paper" and n.area != "paper")})}
     kinds = sorted({n.area for n in view.nodes if n.kind not in ("concept", "paper")} - set(colours))
     colours.update({k: OTHER_COLOURS[i % len(OTHER_COLOURS)] for i, k in enumerate(kinds)})
     colours["paper"] = PAPER_COLOUR

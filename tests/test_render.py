@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kg.cli import cli
 from kg.conceptmap import MAP_CONCEPTS
 from kg.errors import QueryError, UsageError
-from kg.render import build_view, render, script_json
+from kg.render import area_colour, build_view, render, script_json
 from kg.views import DEFAULT_MAX_NODES, Edge, Node, View, limit
 
 from .conftest import HOSTILE_ABSTRACT, HOSTILE_TITLE, synthetic_triples
@@ -203,6 +203,9 @@ def test_a_capped_papers_view_links_papers_that_share_specific_concepts(tmp_path
         named = e["label"].removeprefix("shared: ").split(" and ")[0].split(", ")
         assert shared and {"https://w3id.org/kg/concept/c-" + n.removeprefix("concept ") for n in named} <= shared
     assert f"of {rendered.total:,} nodes" in data["note"] and "--max-nodes 0" in data["note"]
+    for n in data["nodes"]:  # coloured by the area of one of its concepts (concept c-i is under "area i % 8")
+        assert n["area"] in {f"area {int(c.rsplit('-', 1)[1]) % 8}" for c in subjects[n["id"]]} and n["color"] == area_colour(n["area"])
+    assert len({n["area"] for n in data["nodes"]}) > 1 and {row[0] for row in data["legend"]} == {n["area"] for n in data["nodes"]}
     assert render(ttl, view="papers", max_nodes=0).nodes == rendered.total, "--max-nodes 0 still draws every paper and concept"
 
 
