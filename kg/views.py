@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field, replace
@@ -143,18 +142,6 @@ class Scene:
     def paper_node(self, paper: str) -> Node:
         info = self.paper_info(paper)
         return Node(paper, info["title"], "paper", "paper", 1.0, info)
-
-    def find_concept(self, text: str) -> str:
-        """The concept named `text` (label, alt label, IRI or slug, any case)."""
-        wanted = text.strip().casefold()
-        for c, concept in self.scheme.concepts.items():
-            names = {n.casefold() for n in concept.labels} | {c.casefold(), c.rsplit("/", 1)[-1].casefold()}
-            if wanted in names:
-                return c
-        labels = sorted(c.label for c in self.scheme.concepts.values())
-        close = difflib.get_close_matches(text, labels, n=5, cutoff=0.5)
-        hint = f"did you mean: {', '.join(close)}" if close else f"{len(labels)} concepts in the graph, e.g. {', '.join(labels[:5])}"
-        raise UsageError(f"concept {text!r} not found in the graph ({hint})")
 
 
 def papers_view(index: Scene, title: str) -> View:
