@@ -125,7 +125,9 @@ class Facts:
 
     def area(self, iri: str) -> str:
         """The area of a concept: what every command colours, counts and exports it under (see `areas`)."""
-        return self.areas.get(iri) or self._area_without_tops(iri, self._single_root)
+        if iri in self.areas:
+            return self.areas[iri]
+        return self._nearest_top(iri) if self.tops else self._area_without_tops(iri, self._single_root)
 
     @cached_property
     def areas(self) -> dict[str, str]:
