@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from difflib import get_close_matches
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 from .errors import UsageError
 from .facts import Facts
@@ -69,7 +69,7 @@ def concept(text: str, names: Names, where: str) -> str:
         return found[0]
     if found:
         raise UsageError(f"{where}: {text!r} names several concepts ({', '.join(found)}); pass the IRI")
-    if names.is_concept(KGC + slug(text)):  # the slug in another case or spelling ("Reinforcement-Learning")
+    if _other_case(text, KGC, names.is_concept):  # the slug in another case or spelling ("Reinforcement-Learning")
         return KGC + slug(text)
     if IRI.match(text) and "/" in text:
         raise UsageError(f"{where}: <{text}> is not a concept of this graph")
@@ -90,9 +90,14 @@ def paper(text: str, names: Names, where: str) -> str:
         return found[0]
     if found:
         raise UsageError(f"{where}: {text!r} names several papers ({', '.join(found[:5])}); pass the identifier or IRI")
-    if names.is_paper(folder + slug(text)):  # an id in another case than the paper's own (its IRI is lower case)
+    if _other_case(text, folder, names.is_paper):  # an id in another case than the paper's own (its IRI is lower case)
         return folder + slug(text)
     raise UsageError(f"{where}: no paper with identifier, IRI or title {text!r}; find one with 'kg query search --param words=…'")
+
+
+def _other_case(text: str, namespace: str, known: Callable[[str], bool]) -> bool:
+    iri = namespace + slug(text)
+    return iri != namespace + text and not IRI.match(text) and IRI.match(iri) is not None and known(iri)
 
 
 def _iris(text: str, namespace: str) -> list[str]:

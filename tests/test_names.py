@@ -25,7 +25,7 @@ CONCEPT_NAMES = ["reinforcement learning from human feedback", "Reinforcement Le
                  "rlhf", "kgc:rlhf", CONCEPT, f"<{CONCEPT}>"]
 PAPER_ID = "Conf-P2"  # the paper's own id; its IRI is lower case
 PAPER = DEFAULT_BASE + "paper/conf-p2"
-PAPER_NAMES = [PAPER_ID, "conf-p2", "paper:conf-p2", PAPER, f"<{PAPER}>", "Aligning chatbots"]
+PAPER_NAMES = [PAPER_ID, "conf-p2", "paper:conf-p2", PAPER, f"<{PAPER}>", "Aligning chatbots", "CONF-P2"]  # last: another case
 
 
 @pytest.fixture(scope="module")
