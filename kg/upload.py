@@ -37,7 +37,7 @@ from typing import Any
 from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
-from .graphio import format_for, rdf_format
+from .graphio import format_for, rdf_format, require
 from .remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
@@ -258,9 +258,7 @@ def _insert_data(body: bytes, graph) -> bytes:  # graph: pyoxigraph.NamedNode | 
 
 def _sources(graph: str | Path) -> list[Path]:
     """The files of a graph file (one)."""
-    path = Path(graph)
-    if not path.is_file():
-        raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file")
+    path = require(graph)
     return [path]
 
 
