@@ -15,7 +15,6 @@ import kg
 from kg import defaults
 from kg.errors import KgError
 
-
 ODD = {  # results documents that are not what SPARQL 1.1 JSON results say
     "/false-as-text": b'{"boolean": "false"}',
     "/binding-without-type": b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"value": "y"}}]}}',
