@@ -18,9 +18,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from . import names
 from .atomic import atomic_write, refuse_overwrite
 from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
+from .names import FactsNames
 from .paperlinks import paper_links_view
 from .resources import data_path
 from .searchindex import search_index
@@ -154,7 +156,7 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     else:
         chosen = papers_view(index, title or f"Papers and concepts of {name}")
     if concept is not None:
-        focus = index.find_concept(concept)
+        focus = names.concept(concept, FactsNames(index.facts), "--concept")
         if focus not in {n.id for n in chosen.nodes}:
             raise UsageError(f"concept {concept!r} has no node in this view (no paper is about it)")
         steps = hops if hops is not None else (1 if view == "concepts" else 2)
