@@ -26,7 +26,7 @@ Examples:
 @click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
-@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction while the graph is written (same output for any number; faster only with idle cores).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
