@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Collection, Iterable, Iterator, Sequence
 
@@ -22,7 +23,7 @@ class Built:
     """A built knowledge graph: the papers, what was extracted from them, and the scheme used."""
 
     papers: tuple[ingest.Paper, ...]
-    extractions: tuple[extract.Extraction, ...]
+    extractions: Sequence[extract.Extraction]  # a tuple, or with jobs > 1 parallel.Streamed: read while being made
     scheme: scheme_.Scheme
     problems: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
@@ -84,8 +85,29 @@ def build(
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
     run = extract.make_extractor(extractor, scheme, threshold, model)
-    papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
+    papers: tuple[ingest.Paper, ...]
+    extractions: Sequence[extract.Extraction]
+    problems: tuple[str, ...]
+    if jobs > 1 and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
+        # The workers extract while kg.build.write makes the triples of the papers already extracted.
+        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
+    else:
+        papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
     return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns)
+
+
+def _named(run: extract.Extractor, papers: Sequence[ingest.Paper], exc: Exception, start: int) -> Exception:
+    """The error for a worker's failure on the chunk of papers from `start`: the record it fails on, found by retrying them one at a time."""
+    if isinstance(exc, KgError):
+        return exc
+    for paper in papers[start:start + parallel.CHUNK]:
+        try:
+            run((paper,))
+        except KgError as error:
+            return error
+        except Exception as error:
+            return InputError(f"{paper.where}: extraction failed on this record ({type(error).__name__}: {error})")
+    return exc  # every record extracts on its own: the failure was in the batch machinery (a bug), not the input
 
 
 def _extract(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, overload
 
 from .extract import Extraction, Extractor
 from .ingest import Paper
@@ -53,8 +53,75 @@ def extract(
     return results
 
 
+class Streamed(Sequence[Extraction]):
+    """The papers' Extractions, in input order, taken from the worker processes as they are read.
+
+    `kg build --jobs N` hands this to the writer instead of waiting for every paper: the parent makes,
+    writes and indexes the triples of the first papers while the workers extract the next ones (with
+    everything after extraction in the parent, waiting left one core idle for half the build).
+    `failed(exc, index)` turns a worker's failure at the chunk starting at `index` into the error to raise.
+    """
+
+    def __init__(self, chunks: Iterator[list], total: int, failed: Callable[[Exception, int], Exception],
+                 advance: Callable[[int], None] = lambda n: None, done: Callable[[], None] = lambda: None) -> None:
+        self._chunks, self._total, self._failed, self._advance, self._done = chunks, total, failed, advance, done
+        self._got: list[Extraction] = []
+
+    def _more(self) -> bool:
+        try:
+            chunk = next(self._chunks)
+        except StopIteration:
+            self._done()
+            return False
+        except Exception as exc:
+            self._done()
+            raise self._failed(exc, len(self._got)) from exc
+        self._got.extend(chunk)
+        self._advance(len(chunk))
+        return True
+
+    def __len__(self) -> int:
+        return self._total
+
+    def __iter__(self) -> Iterator[Extraction]:
+        i = 0
+        while i < len(self._got) or self._more():
+            while i < len(self._got):
+                yield self._got[i]
+                i += 1
+
+    @overload
+    def __getitem__(self, index: int) -> Extraction: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Extraction]: ...
+    def __getitem__(self, index: int | slice) -> Extraction | Sequence[Extraction]:
+        if isinstance(index, slice) or index < 0:
+            while self._more():
+                pass
+        else:
+            while len(self._got) <= index and self._more():
+                pass
+        return self._got[index]
+
+
+def streamed(extractor: Extractor, papers: Sequence[Paper], failed: Callable[[Exception, int], Exception], *,
+             jobs: int, progress: bool = False) -> Streamed:
+    """Start `jobs` worker processes on a per-paper extractor; their results come as the Streamed sequence is read."""
+    ranges = [(i, min(i + CHUNK, len(papers))) for i in range(0, len(papers), CHUNK)]
+    bar = _open_bar(len(papers)) if progress else None
+    chunks = _in_workers(extractor, papers, ranges, jobs)
+    return Streamed(chunks, len(papers), failed, bar.update if bar is not None else lambda n: None,
+                    bar.close if bar is not None else lambda: None)
+
+
+def _open_bar(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="paper", desc="extract", file=sys.stderr, dynamic_ncols=True, leave=False)
+
+
 def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int) -> Iterator[list]:
-    """Results of each range, in order, computed by `jobs` worker processes."""
+    """Results of each range, in order, computed by `jobs` worker processes, started now (not at the first read)."""
     import multiprocessing
 
     global _EXTRACTOR, _PAPERS
@@ -69,8 +136,18 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
         context = multiprocessing.get_context("spawn")
         tasks = [(a, b, papers[a:b]) for a, b in ranges]
     try:
-        with context.Pool(processes=jobs, initializer=_init, initargs=(None if "fork" in methods else extractor,)) as pool:
-            yield from pool.imap(_work, tasks)
+        pool = context.Pool(processes=jobs, initializer=_init, initargs=(None if "fork" in methods else extractor,))
+    except BaseException:
+        _EXTRACTOR, _PAPERS = None, ()
+        raise
+    return _results(pool, pool.imap(_work, tasks))
+
+
+def _results(pool: Any, results: Iterator[list]) -> Iterator[list]:
+    global _EXTRACTOR, _PAPERS
+    try:
+        with pool:  # terminated on leaving, also when the reader stops early
+            yield from results
     finally:
         _EXTRACTOR, _PAPERS = None, ()
 

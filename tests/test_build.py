@@ -50,6 +50,68 @@ def test_jobs_2_writes_the_same_bytes_as_jobs_1(tmp_path: Path, corpus_lines: li
     assert one == two
 
 
+def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
+    tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With everything after extraction in the parent, waiting for all the papers left a core idle for half the build.
+    from kg import parallel, triples
+
+    received: list[int] = []
+    seen: dict[str, int] = {}
+    in_workers, paper_triples = parallel._in_workers, triples.paper_triples
+
+    def counting(*args, **kwargs):
+        chunks = in_workers(*args, **kwargs)
+
+        def each():
+            for chunk in chunks:
+                received.append(len(chunk))
+                yield chunk
+
+        return each()
+
+    def watched(*args, **kwargs):
+        for i, t in enumerate(paper_triples(*args, **kwargs)):
+            if i == 0:
+                seen["chunks read at the first paper's triples"] = len(received)
+            yield t
+
+    monkeypatch.setattr(parallel, "_in_workers", counting)
+    monkeypatch.setattr(triples, "paper_triples", watched)
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    kg.write(kg.build([corpus], jobs=2), tmp_path / "two.ttl")
+    assert sum(received) == len(corpus_lines) and len(received) >= 3
+    assert seen["chunks read at the first paper's triples"] == 1
+
+
+def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from kg import extract
+
+    bad = json.loads(corpus_lines[400])["id"]
+    make = extract.make_extractor
+
+    def failing(*args, **kwargs):
+        run = make(*args, **kwargs)
+
+        class Failing:
+            per_paper = True
+
+            def __call__(self, papers):
+                if any(p.id == bad for p in papers):
+                    raise ValueError("boom")
+                return run(papers)
+
+        return Failing()
+
+    monkeypatch.setattr(extract, "make_extractor", failing)
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    with pytest.raises(kg.InputError, match=r"c\.jsonl:401: extraction failed on this record \(ValueError: boom\)"):
+        kg.write(kg.build([corpus], jobs=2), tmp_path / "two.ttl")
+    assert not (tmp_path / "two.ttl").exists()
+
+
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", "0", "-o", str(tmp_path / "x.ttl")])
     assert result.exit_code == 2 and "--jobs" in result.output

@@ -58,7 +58,7 @@ def test_unknown_format_lists_every_format(sample_ttl: Path) -> None:
     assert "unknown export format 'dot'" in result.output and "graphml" in result.output and "ttl" in result.output
 
 
-@pytest.mark.parametrize("name", ["papers.csv", "papers.yaml", "papers"])
+@pytest.mark.parametrize("name", ["papers.tsv", "papers.yaml", "papers"])
 def test_an_unknown_output_suffix_is_refused_and_nothing_is_written(sample_ttl: Path, tmp_path: Path, name: str) -> None:
     out = tmp_path / name
     result = CliRunner().invoke(cli, ["export", str(sample_ttl), "-o", str(out)])

@@ -16,14 +16,14 @@ LAYERS: dict[str, int] = {
     "errors": 0, "sandbox": 0, "admission": 0, "deadline": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0,
     # L1: ingest, scheme, graph reading, query catalog and results
     "ingest": 1, "scheme": 1, "graphio": 1, "facts": 1, "catalog": 1, "results": 1, "sparql": 1, "sanitise": 1,
-    "keywords": 1, "expert": 1, "shards": 1, "guard": 1, "names": 1,
+    "keywords": 1, "expert": 1, "shards": 1, "guard": 1, "names": 1, "qadvice": 1,
     # L2: extraction, triples, query engines
     "extract": 2, "parallel": 2, "triples": 2, "index": 2, "engine": 2, "store": 2, "qindex": 2, "qbuild": 2, "qschema": 2,
     "remote": 2, "partitions": 2,
     # L3: build and update, running a query
     "build": 3, "update": 3, "query": 3, "training": 3, "cluster": 3, "upload": 3,
     # L4: serve, render, analyze, report, export, evaluate
-    "serve": 4, "pages": 4, "workers": 4, "views": 4, "render": 4, "conceptmap": 4, "paperlinks": 4, "searchindex": 4, "network": 4, "analyze": 4, "report": 4, "export": 4, "evaluate": 4,
+    "serve": 4, "pages": 4, "workers": 4, "views": 4, "render": 4, "conceptmap": 4, "paperlinks": 4, "searchindex": 4, "network": 4, "analyze": 4, "report": 4, "export": 4, "tables": 4, "evaluate": 4,
     # L5: the command line and the package's public API
     "cli": 5, "__main__": 5, "__init__": 5,
 }

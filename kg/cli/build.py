@@ -26,7 +26,7 @@ Examples:
 @click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
-@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction (same output for any number).")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction while the graph is written (same output for any number; faster only with idle cores).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -109,22 +109,34 @@ def _store(graph: Path) -> None:
 Examples:
   kg export graphs/my.ttl -o my.jsonld          JSON-LD with a compact @context
   kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
-  kg export graphs/my.ttl -o concepts.gexf --view concepts""")
+  kg export graphs/my.ttl -o concepts.gexf --view concepts
+  kg export graphs/my.ttl -o links.csv            papers × concepts: score, evidence spans
+  kg export graphs/my.ttl -o concepts.csv --table concepts""")
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("-f", "--format", "fmt", help="ttl, nt, nq, trig, jsonld, xml; or graphml, gexf for graph tools [from the -o suffix, else ttl].")
+@click.option("-f", "--format", "fmt",
+              help="ttl, nt, nq, trig, jsonld, xml; graphml, gexf for graph tools; csv for spreadsheets [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
 @click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
+@click.option("--table", type=click.Choice(["links", "concepts"]), default="links", show_default=True,
+              help="CSV: one row per paper–concept link (score, evidence), or one per concept (counts).")
 @clean_errors
-def export(graph: Path, fmt: str | None, output: Path | None, view: str) -> None:
-    """Convert a graph file to another RDF format, or to GraphML/GEXF for Gephi and Cytoscape."""
-    from ..export import export as export_graph
-    from ..export import export_bytes
+def export(graph: Path, fmt: str | None, output: Path | None, view: str, table: str) -> None:
+    """Convert a graph file to another RDF format, to GraphML/GEXF for Gephi and Cytoscape, or to a CSV table."""
+    from ..export import export_counted, export_to, format_for
 
+    fmt = format_for(fmt, output)
+    unit = {"graphml": "nodes", "gexf": "nodes", "csv": "rows"}.get(fmt, "triples")
     if output is None:
-        click.echo(export_bytes(graph, fmt or "ttl", view).decode("utf-8"), nl=False)
+        step(f"converting {graph}")
+        stdout = sys.stdout.buffer
+        count = export_to(graph, stdout, fmt or "ttl", view, table)
+        stdout.flush()
+        if sys.stderr.isatty():
+            click.echo(f"{count:,} {unit}", err=True)
     else:
-        export_graph(graph, output, fmt, view)
-        click.echo(f"wrote {output}")
+        step(f"writing {output}")
+        _, count = export_counted(graph, output, fmt, view, table)
+        click.echo(f"wrote {output} ({count:,} {unit})")
 
 
 @click.command(epilog="""\b

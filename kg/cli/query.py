@@ -55,6 +55,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = default_graph_said()
+    _advise(target, name)
     results = run_query(target, params_of(params), graph=graph, endpoint=endpoint, graph_iri=graph_iri, timeout=timeout, max_rows=limit)
     named = catalog().get(name) if isinstance(target, str) else None
     if named is not None and named.reads_analysis and results.kind == "select" and not results.rows and endpoint is None:
@@ -141,3 +142,19 @@ def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri
     n = push_graph(graph, endpoint, store=store, graph_iri=graph_iri, replace=replace, batch=batch, bulk=bulk,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
     click.echo(f"pushed {n} triples to {store or endpoint}" + (f" (graph <{graph_iri}>)" if graph_iri else ""))
+
+
+def _advise(target: Any, name: str) -> None:
+    """Warn on stderr about the shape of a query kg does not ship (kg.qadvice), before it runs."""
+    from ..catalog import NamedQuery, resolve, shipped
+    from ..errors import KgError
+    from ..qadvice import late_optionals
+
+    try:
+        q = target if isinstance(target, NamedQuery) else resolve(target)
+    except KgError:
+        return  # the run names what is wrong
+    if shipped(q):
+        return
+    for advice in late_optionals(q.text):
+        click.echo(f"warning: {'stdin' if name == '-' else Path(name).name}: {advice}", err=True)
