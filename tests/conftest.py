@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
+CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"  # the shared corpora, beside the repository
+SLICE = 2000  # papers of the corpus slice several tests build
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -125,3 +127,76 @@ def sample_analyzed_ttl(sample_ttl: Path, tmp_path_factory: pytest.TempPathFacto
     out = tmp_path_factory.mktemp("sample-analyzed") / "icml2024.ttl"
     kg.analyze(sample_ttl, out)
     return out
+
+
+# ---- expensive things started or built once per test session ---------------------------------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def oxigraph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Oxigraph server on a free loopback port, one for the session: yields its base URL. Tests that
+    share it write into graphs of their own (distinct graph IRIs)."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    exe = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
+    if not Path(exe).exists():
+        pytest.skip("the oxigraph server is not installed (pip install oxigraph)")
+    port = free_port()
+    proc = subprocess.Popen([exe, "serve", "--location", str(tmp_path_factory.mktemp("oxigraph")), "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/query?query=ASK%7B%7D", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("oxigraph did not start")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def dask_client() -> Iterator[Any]:
+    """A small real Dask cluster, one for the session: two single-threaded worker processes."""
+    distributed = pytest.importorskip("distributed", reason='the dask extra is not installed (pip install "kg[dask]")')
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc, distributed.Client(lc) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def corpus_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 2,000 papers of the shared 21k corpus, as JSON lines (skips where the shared corpora are absent)."""
+    if not CORPUS.is_file():
+        pytest.skip("../shared/corpora/ml-abstracts.jsonl is absent (the shared corpora are not beside the repository)")
+    out = tmp_path_factory.mktemp("slice") / "slice.jsonl"  # the name the recorded answers were built from
+    with CORPUS.open(encoding="utf-8") as src:
+        out.write_text("".join(line for _, line in zip(range(SLICE), src)), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="session")
+def corpus_slice_built(corpus_slice: Path) -> Any:
+    """The corpus slice built locally (kg.build), once for the session."""
+    import os
+
+    import kg
+
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
+    return kg.build([corpus_slice])

@@ -17,34 +17,26 @@ import kg
 from kg import cluster, shards
 from kg.build import sample_inputs
 from kg.cli import cli
-from tests.test_remote import _count, oxigraph  # noqa: F401  (the real Oxigraph server fixture)
+from tests.test_remote import _count
 
 distributed = pytest.importorskip("distributed", reason='the dask extra is not installed (pip install "kg[dask]")')
-CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 IDENTIFIER = "<http://purl.org/dc/terms/identifier>"
 
 
 @pytest.fixture(scope="module")
-def client():
-    """Two single-threaded worker processes, as a small real cluster."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc, distributed.Client(lc) as c:
-        yield c
+def client(dask_client):
+    """The session's Dask cluster (tests/conftest.py): two single-threaded worker processes."""
+    return dask_client
 
 
 @pytest.fixture(scope="module")
-def slice2000(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not CORPUS.is_file():
-        pytest.skip("../shared/corpora/ml-abstracts.jsonl is absent (the shared corpora are not mounted)")
-    out = tmp_path_factory.mktemp("slice") / "p2000.jsonl"
-    with CORPUS.open(encoding="utf-8") as src:
-        out.write_text("".join(line for _, line in zip(range(2000), src)), encoding="utf-8")
-    return out
+def slice2000(corpus_slice: Path) -> Path:
+    return corpus_slice
 
 
 @pytest.fixture(scope="module")
-def local2000(slice2000: Path) -> set[str]:
-    os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
-    return {str(t) for t in kg.build([slice2000]).triples()}
+def local2000(corpus_slice_built) -> set[str]:
+    return {str(t) for t in corpus_slice_built.triples()}
 
 
 def _union(folder: Path) -> list[str]:
@@ -52,7 +44,7 @@ def _union(folder: Path) -> list[str]:
     return [str(t) for f in shards.files(folder) for t in kg.graphio.read_triples(f)]
 
 
-def test_sample_on_the_cluster_is_the_local_build(client, sample_built, tmp_path: Path, oxigraph: str) -> None:  # noqa: F811
+def test_sample_on_the_cluster_is_the_local_build(client, sample_built, tmp_path: Path, oxigraph: str) -> None:
     out = tmp_path / "sample-shards"
     got = cluster.build(None, out, scheduler=client)
     triples = _union(out)

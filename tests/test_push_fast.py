@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from tests.test_remote import _count, oxigraph  # noqa: F401  (the real Oxigraph server fixture)
+from tests.test_remote import _count
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def _sample_found(base: str, graph_iri: str, triples: list, k: int = 40) -> int:
     return found
 
 
-def test_ntriples_are_sent_as_they_are_and_all_arrive(oxigraph: str, sample_nt: Path) -> None:  # noqa: F811
+def test_ntriples_are_sent_as_they_are_and_all_arrive(oxigraph: str, sample_nt: Path) -> None:
     local = kg.graphio.read_triples(sample_nt)
     target = "https://example.org/graph/nt"
     out = CliRunner().invoke(cli, ["push", str(sample_nt), "--store", f"{oxigraph}/store", "--graph", target, "--batch", "2000"])
@@ -44,7 +44,7 @@ def test_ntriples_are_sent_as_they_are_and_all_arrive(oxigraph: str, sample_nt: 
     assert _sample_found(oxigraph, target, local) == 40
 
 
-def test_bulk_loader_of_oxigraph(oxigraph: str, sample_ttl: Path) -> None:  # noqa: F811
+def test_bulk_loader_of_oxigraph(oxigraph: str, sample_ttl: Path) -> None:
     local = kg.graphio.read_triples(sample_ttl)
     target = "https://example.org/graph/bulk"
     sent = kg.push(sample_ttl, store=f"{oxigraph}/store", graph_iri=target, bulk=True, batch=3000)
@@ -57,7 +57,7 @@ def test_bulk_loader_of_oxigraph(oxigraph: str, sample_ttl: Path) -> None:  # no
     assert _count(oxigraph, target) == len(set(local))
 
 
-def test_bulk_failure_says_the_failed_request_may_be_partly_loaded(oxigraph: str, sample_ttl: Path) -> None:  # noqa: F811
+def test_bulk_failure_says_the_failed_request_may_be_partly_loaded(oxigraph: str, sample_ttl: Path) -> None:
     # Two bulk requests are under way at once (kg.upload.BULK_IN_FLIGHT): both may be partly loaded when the first fails.
     with pytest.raises(kg.upload.PushError, match=r"stopped after 0 triples were loaded, and up to 6000 more of the requests under way when one"):
         kg.push(sample_ttl, store=f"{oxigraph}/no-such-store", graph_iri="https://example.org/graph/x", bulk=True, batch=3000)
@@ -87,7 +87,7 @@ def test_bulk_is_refused_for_a_store_kg_knows_no_bulk_loader_of(sample_ttl: Path
     assert out.exit_code == 1 and "--bulk loads through the Graph Store Protocol" in out.output
 
 
-def test_blank_nodes_in_ntriples_are_refused_and_literals_that_look_like_them_are_not(oxigraph: str, tmp_path: Path) -> None:  # noqa: F811
+def test_blank_nodes_in_ntriples_are_refused_and_literals_that_look_like_them_are_not(oxigraph: str, tmp_path: Path) -> None:
     lookalike = tmp_path / "ok.nt"
     lookalike.write_text('<https://e.org/a> <https://e.org/p> "a _:b c" .\n', encoding="utf-8")
     assert kg.push(lookalike, store=f"{oxigraph}/store", graph_iri="https://example.org/graph/ok") == 1

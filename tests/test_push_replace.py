@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from tests.conftest import synthetic_triples
-from tests.test_remote import _count, _free_port, oxigraph  # noqa: F401  (the real Oxigraph server fixture)
+from tests.conftest import free_port, synthetic_triples
+from tests.test_remote import _count
 
 TARGET = "https://example.org/graph/replace-me"
 
@@ -113,7 +113,7 @@ def _start(location: Path) -> tuple[subprocess.Popen, str]:
     exe = Path(sys.executable).parent / "oxigraph"
     if not exe.exists():
         pytest.skip("the oxigraph server is not installed (pip install oxigraph)")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([str(exe), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
@@ -156,7 +156,7 @@ WAYS = {
 
 
 @pytest.mark.parametrize("way", list(WAYS))
-def test_a_replace_cut_mid_request_leaves_the_graph_as_it_was(oxigraph: str, old_nt: Path, new_nt: Path, way: str) -> None:  # noqa: F811
+def test_a_replace_cut_mid_request_leaves_the_graph_as_it_was(oxigraph: str, old_nt: Path, new_nt: Path, way: str) -> None:
     target = f"{TARGET}/{way}"
     before = kg.push(old_nt, store=f"{oxigraph}/store", graph_iri=target, replace=True)
     graphs = _graphs(oxigraph)
@@ -225,7 +225,7 @@ class _Redirect(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
-def test_a_redirect_is_refused_not_followed(oxigraph: str, old_nt: Path, code: int) -> None:  # noqa: F811
+def test_a_redirect_is_refused_not_followed(oxigraph: str, old_nt: Path, code: int) -> None:
     _Redirect.to = f"{oxigraph}/"
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -244,7 +244,7 @@ def test_a_redirect_is_refused_not_followed(oxigraph: str, old_nt: Path, code: i
     assert _count(oxigraph, target) == 0  # nothing was loaded anywhere
 
 
-def test_replace_across_two_servers_is_refused(own_server: Callable[[], tuple[subprocess.Popen, str]], oxigraph: str,  # noqa: F811
+def test_replace_across_two_servers_is_refused(own_server: Callable[[], tuple[subprocess.Popen, str]], oxigraph: str,
                                                old_nt: Path, new_nt: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, other = own_server()
     before = kg.push(old_nt, store=f"{other}/store", graph_iri=TARGET, replace=True)

@@ -1,12 +1,7 @@
-"""kg push and kg query --endpoint against a real Oxigraph server, started and stopped by the tests."""
+"""kg push and kg query --endpoint against a real Oxigraph server (the session's, tests/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,39 +10,9 @@ from click.testing import CliRunner
 import kg
 from kg.cli import cli
 from kg.query import catalog
+from tests.conftest import free_port
 
 GRAPH_IRI = "https://example.org/graph/sample"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def oxigraph(tmp_path_factory: pytest.TempPathFactory):
-    """A real Oxigraph server on a free loopback port: yields its base URL."""
-    exe = shutil.which("oxigraph") or str(Path(__import__("sys").executable).parent / "oxigraph")
-    if not Path(exe).exists():
-        pytest.skip("the oxigraph server is not installed (pip install oxigraph)")
-    port = _free_port()
-    proc = subprocess.Popen([exe, "serve", "--location", str(tmp_path_factory.mktemp("oxigraph")), "--bind", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/query?query=ASK%7B%7D", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("oxigraph did not start")
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def _rows(results) -> list[tuple]:
@@ -101,7 +66,7 @@ def test_remote_errors_are_one_line(oxigraph: str, mini_ttl: Path) -> None:
     runner = CliRunner()
     out = runner.invoke(cli, ["query", "-", "--endpoint", f"{oxigraph}/query"], input="SELECT * WHERE { ?s ?p }")
     assert out.exit_code == 1 and out.output.startswith("Error: ") and "400" in out.output
-    out = runner.invoke(cli, ["query", "top-concepts", "--endpoint", f"http://127.0.0.1:{_free_port()}/query"])
+    out = runner.invoke(cli, ["query", "top-concepts", "--endpoint", f"http://127.0.0.1:{free_port()}/query"])
     assert out.exit_code == 1 and "cannot reach" in out.output
     out = runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", "ftp://example.org/update"])
     assert out.exit_code == 1 and "http://" in out.output

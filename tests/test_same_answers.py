@@ -45,13 +45,19 @@ def answer_text(graph: Path, name: str, params: dict[str, str], in_engine: bool 
 
 
 def cases(graph: Path) -> list[tuple[str, dict[str, str]]]:
-    """The queries and parameters to compare, chosen from the graph (labels, so label lookup is part of it)."""
-    import kg
+    """The queries and parameters to compare, chosen from the graph (labels, so label lookup is part of it) by the
+    engine's answers, as the recorded answers are: nothing recorded comes from the query index under test."""
 
-    top = [r["label"] for r in kg.query("top-concepts", graph=graph)]
-    papers = sorted(r["identifier"] for r in kg.query("papers-by-concept", {"concept": top[0]}, graph=graph))
+    def rows(name: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        from kg.query import resolve, run_store
+        from kg.store import open_store
+
+        return list(run_store(open_store(graph), resolve(name), params or {}))
+
+    top = [r["label"] for r in rows("top-concepts")]
+    papers = sorted(r["identifier"] for r in rows("papers-by-concept", {"concept": top[0]}))
     paper = papers[0]
-    mention = next(iter(kg.query("concepts-of-paper", {"paper": paper}, graph=graph)))["label"]
+    mention = rows("concepts-of-paper", {"paper": paper})[0]["label"]
     concepts = [*top[:3], *(["machine learning"] if "machine learning" not in top[:3] else [])]
     out: list[tuple[str, dict[str, str]]] = [
         ("top-concepts", {}), ("co-occurrence", {}), ("co-occurrence", {"min": "3"}), ("concept-tree", {}),
@@ -67,16 +73,21 @@ def cases(graph: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 def record(graph: Path) -> list[dict[str, Any]]:
+    """Each case's answer from the engine (the .rq on pyoxigraph), the oracle the query index is compared with."""
     return [{"name": n, "params": p, "answer": answer_text(graph, n, p, in_engine=True)} for n, p in cases(graph)]
 
 
-def _slice_graph(folder: Path) -> Path:
+def _slice_graph(folder: Path, built: Any = None) -> Path:
+    """The first SLICE papers of the corpus (`built`: already built from them, as tests/conftest.py's
+    corpus_slice_built, from a file of the same name) written and analysed."""
     import kg
 
-    source = folder / "slice.jsonl"
-    with CORPUS.open(encoding="utf-8") as stream:
-        source.write_text("".join(next(stream) for _ in range(SLICE)), encoding="utf-8")
-    graph = kg.write(kg.build([source]), folder / "slice.ttl")
+    if built is None:
+        source = folder / "slice.jsonl"
+        with CORPUS.open(encoding="utf-8") as stream:
+            source.write_text("".join(next(stream) for _ in range(SLICE)), encoding="utf-8")
+        built = kg.build([source])
+    graph = kg.write(built, folder / "slice.ttl")
     kg.analyze(graph, graph)
     return graph
 
@@ -103,13 +114,46 @@ def test_the_sample_gives_the_recorded_answers(tmp_path: Path) -> None:
     _compare(graph, recorded)
 
 
-@pytest.mark.skipif(not CORPUS.is_file(), reason="needs ../shared/corpora/ml-abstracts.jsonl")
-def test_a_corpus_slice_gives_the_recorded_answers(tmp_path: Path) -> None:
-    graph = _slice_graph(tmp_path)
+def test_a_corpus_slice_gives_the_recorded_answers(corpus_slice_built, tmp_path: Path) -> None:
+    """Skips only where the shared corpus is absent; a slice that builds another graph than the recorded one fails
+    (a skip there left the test green without running whenever extraction changed)."""
+    graph = _slice_graph(tmp_path, corpus_slice_built)
     data = _load("slice-answers.json.gz")
-    if _digest(graph) != data["graph"]:
-        pytest.skip("the slice builds another graph than the one recorded (extraction changed): re-record on purpose")
+    _same_graph(graph, data["graph"])
     _compare(graph, data["cases"])
+
+
+def _same_graph(graph: Path, recorded: str) -> None:
+    assert _digest(graph) == recorded, (
+        f"{graph.name} is another graph than the one the answers were recorded from (extraction or analysis changed): "
+        "if that is on purpose, re-record with `python -m tests.test_same_answers --record` and review the diff"
+    )
+
+
+def test_a_stale_recording_fails_and_says_how_to_re_record(tmp_path: Path) -> None:
+    graph = tmp_path / "slice.ttl"
+    graph.write_text("<https://example.org/a> <https://example.org/b> <https://example.org/c> .\n", encoding="utf-8")
+    _same_graph(graph, _digest(graph))
+    with pytest.raises(AssertionError, match=r"slice\.ttl is another graph .*python -m tests\.test_same_answers --record"):
+        _same_graph(graph, "0" * 64)
+
+
+def test_the_recording_asks_only_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded answers and the cases' parameters come from the .rq on pyoxigraph, never from the query index
+    (the SQL path under test) nor the public API that uses it."""
+    import kg
+    from kg import qindex
+
+    graph = tmp_path / "sample.ttl"
+    graph.write_bytes(gzip.decompress(SAMPLE_GRAPH.read_bytes()))
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the recording asked the code under test")
+
+    monkeypatch.setattr(kg, "query", refused)
+    monkeypatch.setattr(qindex, "answer", refused)
+    recorded = record(graph)
+    assert len(recorded) >= 25 and sum(c["answer"].count("\n") for c in recorded) > 500
 
 
 @pytest.mark.slow
