@@ -14,8 +14,10 @@ or network can send from many. `Admission` hands out worker slots by these rules
   when a query of its finishes in under half the time limit, and is no longer once it is heavy)
   together hold at most all workers but one while a known client has asked in the last `recent`
   seconds, so a flood of new prefixes cannot take every worker from the clients already served;
-- among waiting clients the one that used the least worker time lately goes first (usage decays
-  with a half-life), then first come first served;
+- among waiting clients the one whose wider network (`group_of`: IPv4 /16, IPv6 /48) used the least
+  worker time lately goes first, then the client that used the least itself (usage decays with a
+  half-life), then first come first served: new prefixes of a network that sent runaways wait
+  behind clients from elsewhere;
 - nobody waits longer than `wait` seconds (shorter than the time limit: a client is told the
   server is busy instead of hanging), and a client may have at most `per_client` requests waiting.
 
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_PREFIX_V4, SERVE_PREFIX_V6
+from .defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_GROUP_V4, SERVE_GROUP_V6, SERVE_PREFIX_V4, SERVE_PREFIX_V6
 
 
 def client_of(address: str, v4: int = SERVE_PREFIX_V4, v6: int = SERVE_PREFIX_V6) -> str:
@@ -51,6 +53,16 @@ def client_of(address: str, v4: int = SERVE_PREFIX_V4, v6: int = SERVE_PREFIX_V6
         ip = ip.ipv4_mapped
     bits = v4 if ip.version == 4 else v6
     return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))
+
+
+def group_of(client: str, v4: int = SERVE_GROUP_V4, v6: int = SERVE_GROUP_V6) -> str:
+    """The wider network a client (`client_of`) belongs to, e.g. `127.0.0.0/16`; a client that is no network is its own group."""
+    try:
+        net = ipaddress.ip_network(client)
+    except ValueError:
+        return client
+    bits = v4 if net.version == 4 else v6
+    return str(net.supernet(new_prefix=bits)) if net.prefixlen > bits else str(net)
 
 
 class Busy(Exception):
@@ -87,6 +99,7 @@ class Admission:
         self.half_life, self.penalty_seconds = half_life, penalty_seconds
         self._cond = threading.Condition()
         self._clients: dict[str, _Client] = {}
+        self._groups: dict[str, _Client] = {}  # worker time by group_of(client)
         self._queue: dict[int, str] = {}  # ticket -> client, in arrival order
         self._tickets = itertools.count()
         self._running = 0
@@ -133,9 +146,9 @@ class Admission:
         with self._cond:
             self._cond.notify_all()
 
-    def _state(self, client: str) -> _Client:
+    def _state(self, client: str, table: dict[str, _Client] | None = None) -> _Client:
         now = self.clock()
-        state = self._clients.setdefault(client, _Client(stamp=now))
+        state = (self._clients if table is None else table).setdefault(client, _Client(stamp=now))
         state.usage *= math.pow(0.5, (now - state.stamp) / self.half_life)
         state.stamp = now
         return state
@@ -166,8 +179,9 @@ class Admission:
         known_about = self._known_about()
         if not self._eligible(client, known_about):
             return False
-        ranked = min((self._state(c).usage, t) for t, c in self._queue.items() if self._eligible(c, known_about))
-        return ranked[1] == ticket
+        ranked = min((self._state(group_of(c), self._groups).usage, self._state(c).usage, t)
+                     for t, c in self._queue.items() if self._eligible(c, known_about))
+        return ranked[2] == ticket
 
     def _enter(self, client: str) -> tuple[bool, bool]:
         deadline = self.clock() + self.wait
@@ -203,6 +217,7 @@ class Admission:
             state = self._state(client)
             state.running -= 1
             state.usage += seconds
+            self._state(group_of(client), self._groups).usage += seconds
             state.seen = self.clock()
             if seconds > self.limit / 2:
                 state.heavy_until = max(state.heavy_until, self.clock() + self.penalty_seconds)
@@ -217,6 +232,8 @@ class Admission:
                 for name in [c for c, st in self._clients.items()
                              if not st.running and not st.waiting and st.heavy_until < now and self._state(c).usage < 0.01]:
                     del self._clients[name]
+                for name in [g for g in self._groups if self._state(g, self._groups).usage < 0.01]:
+                    del self._groups[name]
             self._cond.notify_all()
 
 

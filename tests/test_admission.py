@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kg.admission import Admission, Buffers, Busy, client_of
+from kg.admission import Admission, Buffers, Busy, client_of, group_of
 
 
 class Clock:
@@ -51,6 +51,8 @@ def test_addresses_are_grouped_by_prefix() -> None:
     assert client_of("?") == "?" and client_of("") == ""
     assert client_of("10.1.2.3", v4=16) == "10.1.0.0/16"
     assert client_of("10.1.2.3", v4=32) == "10.1.2.3/32"
+    assert group_of("127.1.7.0/24") == group_of("127.1.9.0/24") == "127.1.0.0/16"
+    assert group_of("2001:db8:1:2::/64") == "2001:db8:1::/48" and group_of("?") == "?"
 
 
 def test_an_attacker_rotating_addresses_in_its_prefix_stays_heavy() -> None:
@@ -128,6 +130,24 @@ def test_the_waiting_client_that_used_least_worker_time_goes_first() -> None:
     for thread in threads:
         thread.join(10)
     assert order == ["10.0.2.1", "10.0.1.1", "10.0.3.1"]
+
+
+def test_new_prefixes_of_a_network_that_used_the_workers_wait_behind_others() -> None:
+    """An attacker spreading over many /24s of one /16: each new /24 has used no worker time, but
+    its /16 has, so a client from elsewhere that is waiting too goes first."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock)
+    for k in (1, 2, 3):
+        query(admission, clock, f"127.1.{k}.1", 4.0)  # under half the limit: not heavy
+    query(admission, clock, "127.0.100.1", 0.5)
+    hold = admission.slot("127.2.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.1.4.1", "127.0.101.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order == ["127.0.101.1", "127.1.4.1"]
 
 
 def test_a_request_is_told_busy_after_the_queue_wait() -> None:
