@@ -391,6 +391,9 @@ def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **option
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
     if not Path(graph).is_file():
         raise UsageError(f"{graph}: no such graph file; run 'kg build' first")
+    from .sandbox import give_back_large_blocks
+
+    give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.admission.Buffers)
     app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
     try:
         server = make_server(app, host, port)
