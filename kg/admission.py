@@ -13,9 +13,7 @@ or network can send from many. `Admission` hands out worker slots by these rules
 - the total cap: clients not known to send quick queries (new, or heavy; a client becomes known
   when a query of its finishes in under half the time limit, and is no longer once it is heavy)
   together hold at most all workers but one while a known client has asked in the last `recent`
-  seconds, so a flood of new prefixes cannot take every worker from the clients already served.
-  A new client whose wider network (`group_of`) has a known client that asked lately, and no heavy
-  one, counts as known;
+  seconds, so a flood of new prefixes cannot take every worker from the clients already served;
 - among waiting clients the one whose wider network (`group_of`: IPv4 /16, IPv6 /48) used the least
   worker time lately goes first, then the client that used the least itself (usage decays with a
   half-life), then first come first served: new prefixes of a network that sent runaways wait
@@ -164,17 +162,6 @@ class Admission:
         return any(st.known and not self._heavy(st) and (st.seen >= since or st.waiting or st.running)
                    for st in self._clients.values())
 
-    def _suspect(self, client: str, state: _Client) -> bool:
-        """Heavy, or not known: neither the client nor (for a new one) its wider network, where a known
-        client must have asked lately and none may be heavy."""
-        if self._heavy(state):
-            return True
-        if state.known:
-            return False
-        group, since = group_of(client), self.clock() - self.recent
-        others = [st for c, st in self._clients.items() if c != client and group_of(c) == group]
-        return any(self._heavy(st) for st in others) or not any(st.known and st.seen >= since for st in others)
-
     def _eligible(self, client: str, known_about: bool) -> bool:
         """Could this client's ticket take a free slot, ignoring the order of the queue?"""
         state = self._state(client)
@@ -182,7 +169,7 @@ class Admission:
         if self.slots > 1:
             if heavy and (self._heavy_running >= self.slots - 1 or (self.ready is not None and self.ready() < 2)):
                 return False
-            if known_about and self._suspect_running >= self.slots - 1 and self._suspect(client, state):
+            if (heavy or not state.known) and self._suspect_running >= self.slots - 1 and known_about:
                 return False
         return not state.running or all(c == client for c in self._queue.values())
 
@@ -218,7 +205,7 @@ class Admission:
                 state.waiting -= 1
                 self._cond.notify_all()
             heavy = self._heavy(state)
-            suspect = self._suspect(client, state)
+            suspect = heavy or not state.known
             state.running += 1
             self._running += 1
             self._heavy_running += heavy

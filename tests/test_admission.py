@@ -86,24 +86,6 @@ def test_many_new_prefixes_hold_all_workers_but_one_while_known_clients_are_abou
     assert enter(admission2, "127.1.0.1") and enter(admission2, "127.2.0.1") and enter(admission2, "127.3.0.1")
 
 
-def test_a_new_prefix_in_a_network_with_known_clients_and_none_heavy_is_not_held_back() -> None:
-    """A new /24 of a /16 where a known client asked lately (and none is heavy) is not capped with the
-    new prefixes of elsewhere: otherwise clients arriving while a flood of new prefixes holds the capped
-    workers waited behind the flood until one query of theirs got through."""
-    clock = Clock()
-    admission = Admission(2, wait=0, limit=10, clock=clock)
-    query(admission, clock, "10.0.1.1", 0.1)  # a known client
-    assert enter(admission, "127.1.1.1")  # a new prefix elsewhere: the capped worker
-    assert not enter(admission, "127.1.2.1")
-    assert enter(admission, "10.0.2.1")  # a new prefix of the known client's /16
-    admission = Admission(3, wait=0, limit=10, clock=clock)
-    query(admission, clock, "10.0.1.1", 0.1)
-    admission.penalize("10.0.3.1")  # a heavy client in that /16: its new prefixes are held back again
-    assert enter(admission, "127.1.1.1") and enter(admission, "127.1.2.1")
-    assert not enter(admission, "10.0.4.1")
-    assert enter(admission, "10.0.1.1")
-
-
 def test_a_slow_query_makes_its_client_heavy_until_the_penalty_ends() -> None:
     clock = Clock()
     admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 2)
