@@ -9,6 +9,10 @@ and reads its store from files, so it needs no socket of its own.
 
 `memory_limit()` caps the worker's address space (RLIMIT_AS): a query that would need more fails
 its allocation and the worker dies, instead of growing until the machine swaps.
+
+`give_back_large_blocks()` is for the server process: answers of megabytes are allocated and
+freed all the time, and glibc's malloc keeps freed blocks in its per-thread arenas, so the
+process grew past the bytes it still held.
 """
 
 from __future__ import annotations
@@ -78,3 +82,14 @@ def memory_limit(megabytes: int | None) -> None:
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def give_back_large_blocks(threshold: int = 1 << 20) -> bool:
+    """Make glibc's malloc map every block of `threshold` bytes or more on its own and unmap it when freed
+    (M_MMAP_THRESHOLD; a fixed one also stops malloc raising it after each large free): False where
+    there is no glibc."""
+    try:
+        libc = ctypes.CDLL(None)
+        return bool(libc.mallopt(-3, threshold))  # -3: M_MMAP_THRESHOLD (malloc.h)
+    except (OSError, AttributeError):
+        return False

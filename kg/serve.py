@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import graphio, guard
-from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
+from .defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
 from .pages import iri_page, offset_of, one_page, page, query_form, result_page
 from .results import GRAPH_FORMATS, MEDIA_TYPES, html_table
@@ -149,8 +149,9 @@ class App:
     def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
                  max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True,
                  max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
-                 hosts: Iterable[str] = ()) -> None:
-        from .admission import Admission
+                 hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
+                 max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
+        from .admission import Admission, Buffers
         from .qbuild import ensure
         from .store import ensure_store
         from .workers import Pool
@@ -169,6 +170,7 @@ class App:
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
         self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
         self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+        self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
         problem = self.pool.started()
         if problem is not None:
             self.pool.close()
@@ -184,10 +186,18 @@ class App:
         except Exception as exc:  # never a traceback to the client; one line on stderr for the operator
             print(f"kg serve: {type(exc).__name__}: {exc}", file=sys.stderr)
             reply = _text(500, "internal error; see the server log")
+        from .admission import Held
+
+        client = environ.get("REMOTE_ADDR") or "?"
+        refused = self.buffers.take(client, len(reply.body))
+        if refused is not None:  # the answer is dropped: too much is held for clients still reading
+            if refused[0] == 429:
+                self.admission.penalize(client)
+            reply = _text(*refused, (("Retry-After", "1"),))
         headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(reply.body))),
                    ("X-Content-Type-Options", "nosniff"), *reply.headers]
         start_response(f"{reply.status} {_REASONS.get(reply.status, 'Error')}", headers)
-        return [reply.body]
+        return Held(reply.body, None if refused else lambda: self.buffers.give(client, len(reply.body)))
 
     def route(self, environ: dict) -> Reply:
         """Dispatch one request by path and method."""
@@ -347,7 +357,8 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
 
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
-    max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry)."""
+    max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,
+    max_buffered and max_buffered_per_client: bytes of answers held for clients still reading them)."""
     return App(graph, **options)
 
 
@@ -377,6 +388,9 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
 def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
     graphio.require(graph)
+    from .sandbox import give_back_large_blocks
+
+    give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.admission.Buffers)
     app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
     try:
         server = make_server(app, host, port)

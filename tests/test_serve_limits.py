@@ -60,59 +60,79 @@ def test_a_huge_response_is_cut_to_the_byte_cap_and_says_so(limited) -> None:
 
 
 def test_a_request_waits_for_a_worker_less_than_the_time_limit(mini_ttl: Path) -> None:
-    app = make_app(mini_ttl, workers=1, timeout=6.0)
+    app = make_app(mini_ttl, workers=1, timeout=4.0)
     try:
         runaway = threading.Thread(target=ask, args=(app, RUNAWAY, "10.0.0.1"))
         runaway.start()
-        time.sleep(1.0)  # the runaway holds the only worker
+        assert app.admission.wait_for(lambda: app.admission.running == 1)  # the runaway holds the only worker
         started = time.monotonic()
-        status, _, body = ask(app, COUNT, "10.0.0.2")
+        status, _, body = ask(app, COUNT, "10.0.1.1")
         waited = time.monotonic() - started
         runaway.join(30)
         assert status == 503 and b"busy" in body
-        assert 2.5 <= waited < 4.5, waited  # told after half the time limit, not after all of it
+        assert 1.8 <= waited < 3.5, waited  # told after half the time limit, not after all of it
     finally:
         app.close()
 
 
-def test_two_attackers_do_not_starve_other_clients(mini_ttl: Path) -> None:
-    """Two clients send runaways back to back; once each has hit the limit (and the workers killed for
-    them are replaced), the other clients are all served. (In the first window both runaways hold
-    both workers, and others are told "busy": that is what the fairness cannot prevent.)"""
-    timeout = 4.0
+def test_an_attacker_rotating_addresses_leaves_a_worker_for_others(mini_ttl: Path) -> None:
+    """Issue 30 M3, end to end: once a runaway from one address has hit the time limit, runaways from
+    other addresses of its /24 hold one worker at most, and another client is served at once. (The
+    rules themselves are tested on a fake clock in test_admission.)"""
+    timeout = 2.0
     app = make_app(mini_ttl, workers=2, timeout=timeout)
-    stop = threading.Event()
-    attacks: list[int] = []
-    legit: list[tuple[float, int, float]] = []  # (when, status, seconds)
-
-    def attacker(address: str) -> None:
-        while not stop.is_set():
-            attacks.append(ask(app, RUNAWAY, address)[0])
-
-    def client(address: str) -> None:
-        while not stop.is_set():
-            t = time.monotonic()
-            status = ask(app, COUNT, address)[0]
-            legit.append((t - started, status, time.monotonic() - t))
-            time.sleep(0.05)
-
-    started = time.monotonic()
-    threads = [threading.Thread(target=attacker, args=(f"10.0.0.{k}",)) for k in (1, 2)]
-    threads += [threading.Thread(target=client, args=(f"10.0.1.{k}",)) for k in (1, 2, 3)]
     try:
-        for t in threads:
+        assert ask(app, RUNAWAY, "10.0.0.1")[0] == 503  # stopped at the time limit: the prefix is heavy
+        attackers = [threading.Thread(target=ask, args=(app, RUNAWAY, f"10.0.0.{k}")) for k in (2, 3)]
+        for t in attackers:
             t.start()
-        time.sleep(4 * timeout + 2)
-    finally:
-        stop.set()
-        for t in threads:
+        assert app.admission.wait_for(lambda: app.admission.running == 1 and app.admission.waiting == 1)
+        started = time.monotonic()
+        answers = []
+        while time.monotonic() - started < timeout:
+            t = time.monotonic()
+            answers.append((ask(app, COUNT, "10.0.1.1")[0], time.monotonic() - t))
+        for t in attackers:
             t.join(30)
+        assert answers and all(status == 200 for status, _ in answers), answers
+        assert sorted(dt for _, dt in answers)[len(answers) // 2] < 0.5, answers
+    finally:
         app.close()
-    after_first_window = [(s, dt) for when, s, dt in legit if when > 2 * timeout]
-    assert len(after_first_window) >= 20, legit
-    # All of them, measured alone; a busy test machine can delay a replacement worker's start past the
-    # queue wait, so the test asks for 90 % (without fairness, none after the first window succeed).
-    failed = [(when, s, dt) for when, s, dt in legit if when > 2 * timeout and s != 200]
-    assert len(failed) <= len(after_first_window) // 10, failed
-    assert sorted(dt for s, dt in after_first_window if s == 200)[len(after_first_window) // 2] < 1.0
-    assert attacks and set(attacks) <= {503}, attacks
+
+
+def test_answers_held_for_slow_readers_are_capped(sample_ttl: Path) -> None:
+    """Issue 30 L1: an answer stays in the server process until its client has read it; clients that
+    do not read hold at most the cap, in all and per client, and later answers get 503 / 429."""
+    query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o LIMIT 2000"
+    app = make_app(sample_ttl, workers=2, max_buffered=1_500_000, max_buffered_per_client=600_000)
+    try:
+        unread: list = []
+        sizes = []
+        for address in ("10.0.1.1", "10.0.2.1", "10.0.3.1", "10.0.4.1"):  # each holds one answer it does not read
+            status, size, body = hold(app, query, address, unread)
+            if status != 200:
+                break
+            sizes.append(size)
+        assert status == 503 and b"still reading" in body, body
+        assert 300_000 < sizes[0] < 600_000 and len(sizes) == 1_500_000 // sizes[0], sizes
+        assert app.buffers.held == sum(len(b"".join(b)) for b in unread[:-1]) <= 1_500_000
+        status, _, body = hold(app, query, "10.0.1.2", unread)  # the first client again, from another address
+        assert status == 429 and b"not read yet" in body, body
+        for answer in unread:
+            answer.close()  # read (or the connection dropped): the bytes are given back
+        assert app.buffers.held == 0
+        assert hold(app, query, "10.0.4.1", unread)[0] == 200
+    finally:
+        app.close()
+
+
+def hold(app, query: str, client: str, unread: list) -> tuple[int, int, bytes]:
+    """A GET /sparql whose answer the client does not read yet: (status, size, body); the answer is kept in `unread`."""
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/sparql", "QUERY_STRING": urllib.parse.urlencode({"query": query}),
+               "CONTENT_LENGTH": "0", "wsgi.input": io.BytesIO(b""), "HTTP_ACCEPT": "application/sparql-results+json",
+               "REMOTE_ADDR": client}
+    got: dict = {}
+    answer = app(environ, lambda status, headers: got.update(status=int(status.split()[0])))
+    unread.append(answer)
+    body = b"".join(answer)
+    return got["status"], len(body), body
