@@ -200,3 +200,40 @@ def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> 
     assert text.startswith(f"<kg Analysis of {len(result.facts.papers)} papers: {s['concepts']} concepts ranked, {s['communities']} communities")
     assert len(text.splitlines()) == 1 + min(3, len(result.communities)) and len(text) < 1000
     assert "community 1: " in text
+
+
+def test_betweenness_in_batches_is_networkx_betweenness() -> None:
+    """The batched sparse Brandes (kg.analyze._through) gives networkx's betweenness_centrality_subset, summed over
+    each community's sources to the concepts of the other communities, on a graph with a part apart from the rest."""
+    import networkx as nx
+    import pyoxigraph as ox
+
+    from kg.analyze import _through
+    from kg.facts import of_triples
+    from kg.vocabulary import DCTERMS
+
+    from .conftest import synthetic_triples
+
+    apart = [ox.Triple(ox.NamedNode(f"https://w3id.org/kg/paper/x{i}"), ox.NamedNode(DCTERMS + "subject"),
+                       ox.NamedNode(f"https://w3id.org/kg/concept/x-{i + j}")) for i in range(3) for j in range(2)]
+    facts = of_triples([*synthetic_triples(400, concepts=120, seed=3), *apart])
+    concepts = sorted({c for _, c in facts.subjects})
+    community = [1 + sum(map(ord, c)) % 4 for c in concepts]  # any partition will do
+    sources = concepts[::3]
+    got, pairs = _through(facts, concepts, community, sources, batch=7)  # batches that do not divide the sources
+    g = nx.Graph()
+    g.add_edges_from(facts.subjects)
+    want: dict[str, float] = {}
+    expected_pairs = 0
+    for number in set(community):
+        starts = [c for c, n in zip(concepts, community) if n == number and c in sources]
+        ends = [c for c, n in zip(concepts, community) if n != number]
+        expected_pairs += len(starts) * len(ends)
+        for node, value in nx.betweenness_centrality_subset(g, starts, ends, normalized=False).items():
+            want[node] = want.get(node, 0.0) + 2 * value  # networkx halves undirected counts
+    assert pairs == expected_pairs
+    papers = {p for p, _ in facts.subjects}
+    assert set(got) == papers
+    assert sum(v > 0 for v in got.values()) > 100
+    for p in papers:
+        assert got[p] == pytest.approx(want[p], rel=1e-9, abs=1e-9), p
