@@ -12,14 +12,15 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
-from .graphio import format_for, read_triples, write
+from .graphio import format_for, parse, write
 from .index import stamp_written
-from .network import association
+from .network import association, paths_through
+from .qindex import fresh
 from .triples import agent_triples, build_time
 from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 
@@ -138,24 +139,63 @@ def compute(
 
 
 def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
-    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically)."""
-    triples = read_triples(graph) if isinstance(graph, (str, Path)) else list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
-    result = compute(triples, **options)
+    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically).
+
+    A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
+    """
+    if not isinstance(graph, (str, Path)):
+        triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
+        result = compute(triples, **options)
+        if out is not None:
+            _write(lambda: iter(triples), out, result, None)
+        return result
+    result = compute(graph, **options)
     if out is not None:
-        kept = [t for t in triples if not _from_analysis(t, result.base)]
-        described = {t.subject.value for t in kept if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent"}
-        # The kg agent that built the graph is described once, not again by the analysis.
-        added = [t for t in result.triples() if t.subject.value not in described]
-        with atomic_write(out) as stream:
-            write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
-            stamped = stamp_written(stream, out)
-        qbuild.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
+        facts = result.facts
+        earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
+        # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
+        _write(lambda: parse(graph), out, result, None if earlier else fresh(graph))
     return result
 
 
-def _from_analysis(triple: Any, base: str) -> bool:
-    """True for the triples an earlier analysis added, so re-analysing replaces rather than piles up."""
-    return triple.predicate.value in PREDICATES or triple.subject.value.startswith(tuple(base + f for f in FOLDERS))
+def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, index: Path | None) -> None:
+    """Write the triples of `source()` less any earlier analysis, then the analysis, and the query index of them all
+    (`index`: a fresh index of exactly the source's triples, copied and added to)."""
+    writer = qbuild.writer(out, index)
+    dropped = 0
+
+    def triples() -> Iterator:
+        nonlocal dropped
+        described = set()  # the kg agent that built the graph is described once, not again by the analysis
+        prefixes = tuple(result.base + f for f in FOLDERS)
+        for t in source():
+            if t.predicate.value in PREDICATES or t.subject.value.startswith(prefixes):
+                dropped += 1
+                continue
+            if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent":
+                described.add(t.subject.value)
+            if writer is not None and index is None:
+                writer.add(t)
+            yield t
+        for t in result.triples():
+            if t.subject.value not in described:
+                if writer is not None:
+                    writer.add(t)
+                yield t
+
+    try:
+        with atomic_write(out) as stream:
+            write(triples(), stream, format_for(None, out), ns=Namespaces(result.base))
+            stamped = stamp_written(stream, out)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        if dropped and index is not None:
+            writer.abort()  # the copied index holds what was dropped: the next query makes a new one
+        else:
+            writer.close(stamped)
 
 
 def _base(facts: Facts) -> str:
@@ -186,7 +226,7 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int, budget: i
     concept to a concept of another community, that pass through it. Paths start from every
     concept up to `budget` concepts, and from `budget` seeded sample concepts above that.
     Brandes' accumulation (networkx's betweenness_centrality_subset), run for a batch of sources
-    at once as sparse products level by level (`_through`), so 100,000 papers take seconds.
+    at once as sparse products level by level (kg.network.paths_through), so 100,000 papers take seconds.
     """
     import random
 
@@ -197,76 +237,10 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int, budget: i
         return ()
     concepts = sorted(number)
     sources = concepts if len(concepts) <= budget else sorted(random.Random(seed).sample(concepts, budget))
-    through, pairs = _through(facts, concepts, [number[c] for c in concepts], sources)
+    through, pairs = paths_through(facts, concepts, [number[c] for c in concepts], sources)
     share = {p: through[p] / pairs if pairs else 0.0 for p in candidates}
     ranked = sorted(candidates, key=lambda p: (-round(share[p], 9), p))[:k]
     return tuple(Bridge(p, round(share[p], 6), spans[p]) for p in ranked)
-
-
-def _through(facts: Facts, concepts: list[str], community: list[int], sources: list[str], batch: int = 64) -> tuple[dict[str, float], int]:
-    """Per paper, the shortest paths from each source concept to every concept of another community that pass
-    through it (each path weighted 1 / the number of shortest paths of its pair), and the number of pairs.
-
-    The graph is bipartite (papers, concepts), so breadth-first search alternates B @ x (concepts to papers) and
-    B.T @ x (papers to concepts), for `batch` sources as the columns of dense arrays: path counts forward,
-    dependencies backward, as in Brandes' algorithm. Path counts are integers (exact in floats).
-    """
-    import numpy as np
-    from scipy import sparse
-
-    papers = sorted({p for p, _ in facts.subjects})
-    if not papers or not sources:
-        return {}, 0
-    p_index = {p: i for i, p in enumerate(papers)}
-    c_index = {c: j for j, c in enumerate(concepts)}
-    rows = np.fromiter((p_index[p] for p, _ in facts.subjects), dtype=np.int64, count=len(facts.subjects))
-    cols = np.fromiter((c_index[c] for _, c in facts.subjects), dtype=np.int64, count=len(facts.subjects))
-    b = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(papers), len(concepts)))
-    b.data[:] = 1.0  # a repeated link is one edge
-    bt = b.T.tocsr()
-    number = np.asarray(community)
-    total = np.zeros(len(papers))
-    pairs = 0
-    for start in range(0, len(sources), batch):
-        chosen = np.array([c_index[c] for c in sources[start : start + batch]])
-        width = len(chosen)
-        columns = np.arange(width)
-        targets = number[:, None] != number[chosen][None, :]  # concept x source: in another community
-        pairs += int(targets.sum())
-        sigma_c = np.zeros((len(concepts), width))
-        sigma_c[chosen, columns] = 1.0
-        seen_c, seen_p = sigma_c > 0, np.zeros((len(papers), width), dtype=bool)
-        sigma_p = np.zeros((len(papers), width))
-        levels: list[tuple[bool, np.ndarray]] = [(False, seen_c.copy())]  # (a paper level?, its nodes)
-        front = sigma_c.copy()
-        while True:  # forward: concepts -> papers -> concepts …, counting shortest paths
-            step = np.asarray(b @ front)
-            step[seen_p] = 0.0
-            reached = step > 0
-            if not reached.any():
-                break
-            seen_p |= reached
-            sigma_p += step
-            levels.append((True, reached))
-            step = np.asarray(bt @ step)
-            step[seen_c] = 0.0
-            reached = step > 0
-            if not reached.any():
-                break
-            seen_c |= reached
-            sigma_c += step
-            levels.append((False, reached))
-            front = step
-        delta_c, delta_p = np.zeros_like(sigma_c), np.zeros_like(sigma_p)
-        for (is_paper, nodes), (_, below) in zip(levels[:0:-1], levels[-2::-1]):  # backward: dependencies
-            if is_paper:  # papers are no targets; their concepts one level up gain σ_c / σ_p (δ_p)
-                coeff = np.where(nodes, delta_p / np.where(nodes, sigma_p, 1.0), 0.0)
-                delta_c += np.where(below, sigma_c * np.asarray(bt @ coeff), 0.0)
-            else:
-                coeff = np.where(nodes, (targets + delta_c) / np.where(nodes, sigma_c, 1.0), 0.0)
-                delta_p += np.where(below, sigma_p * np.asarray(b @ coeff), 0.0)
-        total += delta_p.sum(axis=1)
-    return dict(zip(papers, total.tolist())), pairs
 
 
 def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Similar, ...]:

@@ -203,13 +203,13 @@ def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> 
 
 
 def test_betweenness_in_batches_is_networkx_betweenness() -> None:
-    """The batched sparse Brandes (kg.analyze._through) gives networkx's betweenness_centrality_subset, summed over
+    """The batched sparse Brandes (kg.network.paths_through) gives networkx's betweenness_centrality_subset, summed over
     each community's sources to the concepts of the other communities, on a graph with a part apart from the rest."""
     import networkx as nx
     import pyoxigraph as ox
 
-    from kg.analyze import _through
     from kg.facts import of_triples
+    from kg.network import paths_through
     from kg.vocabulary import DCTERMS
 
     from .conftest import synthetic_triples
@@ -220,7 +220,7 @@ def test_betweenness_in_batches_is_networkx_betweenness() -> None:
     concepts = sorted({c for _, c in facts.subjects})
     community = [1 + sum(map(ord, c)) % 4 for c in concepts]  # any partition will do
     sources = concepts[::3]
-    got, pairs = _through(facts, concepts, community, sources, batch=7)  # batches that do not divide the sources
+    got, pairs = paths_through(facts, concepts, community, sources, batch=7)  # batches that do not divide the sources
     g = nx.Graph()
     g.add_edges_from(facts.subjects)
     want: dict[str, float] = {}
