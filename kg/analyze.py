@@ -106,15 +106,19 @@ def compute(
     related: int = 10,
     similar: int = 5,
     bridges: int = 20,
+    progress: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Analyse a graph (path, triples or Built): nothing is written."""
+    """Analyse a graph (path, triples or Built): nothing is written. `progress` is told each step as it starts."""
     import networkx as nx
 
+    say = progress or (lambda _: None)
+    say(f"reading {graph}" if isinstance(graph, (str, Path)) else "reading the graph")
     facts = read_facts(graph)
     by_concept = facts.papers_of()
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
     n = len(facts.papers)
+    say(f"ranking and grouping {len(concepts):,} concepts of {n:,} papers")
     pairs = sorted(facts.pairs().items())
     g = nx.Graph()
     g.add_nodes_from(range(len(concepts)))
@@ -127,13 +131,16 @@ def compute(
     for (a, b), w in pairs:
         pmi, jaccard = association(w, len(by_concept[a]), len(by_concept[b]), n)
         links.append(Related(a, b, w, round(pmi, 4), round(jaccard, 4)))
+    say("finding bridging papers")
+    bridging = _bridges(facts, groups, bridges, seed)
+    say("finding similar papers")
     return Analysis(
         facts=facts,
         base=_base(facts),
         pagerank=pagerank,
         communities=tuple(tuple(m) for m in groups),
         related=_top_related(links, related),
-        bridges=_bridges(facts, groups, bridges, seed),
+        bridges=bridging,
         similar=_similar(facts, by_concept, similar),
     )
 
@@ -143,14 +150,17 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
 
     A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
     """
+    say = options.get("progress") or (lambda _: None)
     if not isinstance(graph, (str, Path)):
         triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
         result = compute(triples, **options)
         if out is not None:
+            say(f"writing {out}")
             _write(lambda: iter(triples), out, result, None)
         return result
     result = compute(graph, **options)
     if out is not None:
+        say(f"writing {out} and its query index")
         facts = result.facts
         earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
         # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
