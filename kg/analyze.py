@@ -272,13 +272,12 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
     rows = [p_index[p] for p, _ in facts.subjects]
     cols = [c_index[c] for _, c in facts.subjects]
     x = sparse.csr_matrix((idf[cols], (rows, cols)), shape=(len(papers), len(concepts)))
-    binary = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=x.shape)
+    x.sort_indices()
+    sets = [frozenset(x.indices[x.indptr[i] : x.indptr[i + 1]].tolist()) for i in range(len(papers))]
     norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
     found: dict[tuple[str, str], Similar] = {}
     for start in range(0, len(papers), 1000):
         dots = (x[start : start + 1000] @ x.T).tocsr()
-        counts = (binary[start : start + 1000] @ binary.T).tocsr()
-        counts.sort_indices()
         for r in range(dots.shape[0]):
             row = start + r
             cols = dots.indices[dots.indptr[r] : dots.indptr[r + 1]]
@@ -287,12 +286,14 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
             if not norms[row] or not keep.any():
                 continue
             cols, sims = cols[keep], vals[keep] / (norms[row] * norms[cols[keep]])
-            # best score first, ties by IRI (papers are sorted, so by index); rounding hides float noise
-            for j, score in ((int(cols[i]), float(sims[i])) for i in np.lexsort((cols, -np.round(sims, 9)))[:k]):
-                row_cols = counts.indices[counts.indptr[r] : counts.indptr[r + 1]]
-                shared = int(counts.data[counts.indptr[r] + np.searchsorted(row_cols, j)])
+            rounded = np.round(sims, 9)  # rounding hides float noise
+            if len(rounded) > k:  # only the scores at or above the k-th best can be among the k best
+                cut = rounded >= np.partition(rounded, len(rounded) - k)[len(rounded) - k]
+                cols, sims, rounded = cols[cut], sims[cut], rounded[cut]
+            # best score first, ties by IRI (papers are sorted, so by index)
+            for j, score in ((int(cols[i]), float(sims[i])) for i in np.lexsort((cols, -rounded))[:k]):
                 a, b = sorted((papers[row], papers[j]))
-                found[(a, b)] = Similar(a, b, round(score, 4), shared)
+                found[(a, b)] = Similar(a, b, round(score, 4), len(sets[row] & sets[j]))
     return tuple(found[key] for key in sorted(found))
 
 
