@@ -12,14 +12,15 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
-from .graphio import format_for, read_triples, write
+from .graphio import format_for, parse, write
 from .index import stamp_written
-from .network import association
+from .network import association, paths_through
+from .qindex import fresh
 from .triples import agent_triples, build_time
 from .vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 
@@ -105,15 +106,19 @@ def compute(
     related: int = 10,
     similar: int = 5,
     bridges: int = 20,
+    progress: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Analyse a graph (path, triples or Built): nothing is written."""
+    """Analyse a graph (path, triples or Built): nothing is written. `progress` is told each step as it starts."""
     import networkx as nx
 
+    say = progress or (lambda _: None)
+    say(f"reading {graph}" if isinstance(graph, (str, Path)) else "reading the graph")
     facts = read_facts(graph)
     by_concept = facts.papers_of()
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
     n = len(facts.papers)
+    say(f"ranking and grouping {len(concepts):,} concepts of {n:,} papers")
     pairs = sorted(facts.pairs().items())
     g = nx.Graph()
     g.add_nodes_from(range(len(concepts)))
@@ -126,36 +131,81 @@ def compute(
     for (a, b), w in pairs:
         pmi, jaccard = association(w, len(by_concept[a]), len(by_concept[b]), n)
         links.append(Related(a, b, w, round(pmi, 4), round(jaccard, 4)))
+    say("finding bridging papers")
+    bridging = _bridges(facts, groups, bridges, seed)
+    say("finding similar papers")
     return Analysis(
         facts=facts,
         base=_base(facts),
         pagerank=pagerank,
         communities=tuple(tuple(m) for m in groups),
         related=_top_related(links, related),
-        bridges=_bridges(facts, groups, bridges, seed),
+        bridges=bridging,
         similar=_similar(facts, by_concept, similar),
     )
 
 
 def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
-    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically)."""
-    triples = read_triples(graph) if isinstance(graph, (str, Path)) else list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
-    result = compute(triples, **options)
+    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically).
+
+    A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
+    """
+    say = options.get("progress") or (lambda _: None)
+    if not isinstance(graph, (str, Path)):
+        triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
+        result = compute(triples, **options)
+        if out is not None:
+            say(f"writing {out}")
+            _write(lambda: iter(triples), out, result, None)
+        return result
+    result = compute(graph, **options)
     if out is not None:
-        kept = [t for t in triples if not _from_analysis(t, result.base)]
-        described = {t.subject.value for t in kept if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent"}
-        # The kg agent that built the graph is described once, not again by the analysis.
-        added = [t for t in result.triples() if t.subject.value not in described]
-        with atomic_write(out) as stream:
-            write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
-            stamped = stamp_written(stream, out)
-        qbuild.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
+        say(f"writing {out} and its query index")
+        facts = result.facts
+        earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
+        # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
+        _write(lambda: parse(graph), out, result, None if earlier else fresh(graph))
     return result
 
 
-def _from_analysis(triple: Any, base: str) -> bool:
-    """True for the triples an earlier analysis added, so re-analysing replaces rather than piles up."""
-    return triple.predicate.value in PREDICATES or triple.subject.value.startswith(tuple(base + f for f in FOLDERS))
+def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, index: Path | None) -> None:
+    """Write the triples of `source()` less any earlier analysis, then the analysis, and the query index of them all
+    (`index`: a fresh index of exactly the source's triples, copied and added to)."""
+    writer = qbuild.writer(out, index)
+    dropped = 0
+
+    def triples() -> Iterator:
+        nonlocal dropped
+        described = set()  # the kg agent that built the graph is described once, not again by the analysis
+        prefixes = tuple(result.base + f for f in FOLDERS)
+        for t in source():
+            if t.predicate.value in PREDICATES or t.subject.value.startswith(prefixes):
+                dropped += 1
+                continue
+            if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent":
+                described.add(t.subject.value)
+            if writer is not None and index is None:
+                writer.add(t)
+            yield t
+        for t in result.triples():
+            if t.subject.value not in described:
+                if writer is not None:
+                    writer.add(t)
+                yield t
+
+    try:
+        with atomic_write(out) as stream:
+            write(triples(), stream, format_for(None, out), ns=Namespaces(result.base))
+            stamped = stamp_written(stream, out)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if writer is not None:
+        if dropped and index is not None:
+            writer.abort()  # the copied index holds what was dropped: the next query makes a new one
+        else:
+            writer.close(stamped)
 
 
 def _base(facts: Facts) -> str:
@@ -184,12 +234,11 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int, budget: i
 
     The score of a paper is the share of shortest paths in the paper–concept graph, from a
     concept to a concept of another community, that pass through it. Paths start from every
-    concept up to `budget` concepts, and from `budget` seeded sample concepts above that
-    (one breadth-first search each), which keeps a 2,000-paper graph to about a second.
+    concept up to `budget` concepts, and from `budget` seeded sample concepts above that.
+    Brandes' accumulation (networkx's betweenness_centrality_subset), run for a batch of sources
+    at once as sparse products level by level (kg.network.paths_through), so 100,000 papers take seconds.
     """
     import random
-
-    import networkx as nx
 
     number = {c: i for i, members in enumerate(groups, start=1) for c in members}
     spans = {p: tuple(sorted({number[c] for c in cs})) for p, cs in facts.concepts_of().items() if cs}
@@ -197,22 +246,9 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int, budget: i
     if not candidates or k <= 0:
         return ()
     concepts = sorted(number)
-    nodes = sorted(facts.papers) + concepts
-    index = {iri: i for i, iri in enumerate(nodes)}
-    g = nx.Graph()
-    g.add_edges_from((index[p], index[c]) for p, c in facts.subjects)  # papers about nothing lie on no path
     sources = concepts if len(concepts) <= budget else sorted(random.Random(seed).sample(concepts, budget))
-    scores = dict.fromkeys(g, 0.0)
-    pairs = 0
-    for community in range(1, len(groups) + 1):
-        starts = [index[c] for c in sources if number[c] == community]
-        ends = [index[c] for c in concepts if number[c] != community]
-        if starts and ends:
-            pairs += len(starts) * len(ends)
-            for node, value in nx.betweenness_centrality_subset(g, starts, ends, normalized=False).items():
-                scores[node] += value
-    # networkx halves undirected counts; doubling makes the score a plain share of source–target pairs
-    share = {p: 2 * scores[index[p]] / pairs if pairs else 0.0 for p in candidates}
+    through, pairs = paths_through(facts, concepts, [number[c] for c in concepts], sources)
+    share = {p: through[p] / pairs if pairs else 0.0 for p in candidates}
     ranked = sorted(candidates, key=lambda p: (-round(share[p], 9), p))[:k]
     return tuple(Bridge(p, round(share[p], 6), spans[p]) for p in ranked)
 
@@ -236,13 +272,12 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
     rows = [p_index[p] for p, _ in facts.subjects]
     cols = [c_index[c] for _, c in facts.subjects]
     x = sparse.csr_matrix((idf[cols], (rows, cols)), shape=(len(papers), len(concepts)))
-    binary = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=x.shape)
+    x.sort_indices()
+    sets = [frozenset(x.indices[x.indptr[i] : x.indptr[i + 1]].tolist()) for i in range(len(papers))]
     norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
     found: dict[tuple[str, str], Similar] = {}
     for start in range(0, len(papers), 1000):
         dots = (x[start : start + 1000] @ x.T).tocsr()
-        counts = (binary[start : start + 1000] @ binary.T).tocsr()
-        counts.sort_indices()
         for r in range(dots.shape[0]):
             row = start + r
             cols = dots.indices[dots.indptr[r] : dots.indptr[r + 1]]
@@ -251,12 +286,14 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
             if not norms[row] or not keep.any():
                 continue
             cols, sims = cols[keep], vals[keep] / (norms[row] * norms[cols[keep]])
-            # best score first, ties by IRI (papers are sorted, so by index); rounding hides float noise
-            for j, score in ((int(cols[i]), float(sims[i])) for i in np.lexsort((cols, -np.round(sims, 9)))[:k]):
-                row_cols = counts.indices[counts.indptr[r] : counts.indptr[r + 1]]
-                shared = int(counts.data[counts.indptr[r] + np.searchsorted(row_cols, j)])
+            rounded = np.round(sims, 9)  # rounding hides float noise
+            if len(rounded) > k:  # only the scores at or above the k-th best can be among the k best
+                cut = rounded >= np.partition(rounded, len(rounded) - k)[len(rounded) - k]
+                cols, sims, rounded = cols[cut], sims[cut], rounded[cut]
+            # best score first, ties by IRI (papers are sorted, so by index)
+            for j, score in ((int(cols[i]), float(sims[i])) for i in np.lexsort((cols, -rounded))[:k]):
                 a, b = sorted((papers[row], papers[j]))
-                found[(a, b)] = Similar(a, b, round(score, 4), shared)
+                found[(a, b)] = Similar(a, b, round(score, 4), len(sets[row] & sets[j]))
     return tuple(found[key] for key in sorted(found))
 
 

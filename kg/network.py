@@ -69,3 +69,69 @@ def _concept_attrs(facts: Facts, concept: str, papers: int) -> dict[str, Any]:
     if concept in facts.community:
         attrs["community"] = facts.community[concept]
     return attrs
+
+
+def paths_through(facts: Facts, concepts: list[str], community: list[int], sources: list[str], batch: int = 64) -> tuple[dict[str, float], int]:
+    """Per paper, the shortest paths from each source concept to every concept of another community that pass
+    through it (each path weighted 1 / the number of shortest paths of its pair), and the number of pairs.
+
+    The graph is bipartite (papers, concepts), so breadth-first search alternates B @ x (concepts to papers) and
+    B.T @ x (papers to concepts), for `batch` sources as the columns of dense arrays: path counts forward,
+    dependencies backward, as in Brandes' algorithm. Path counts are integers (exact in floats).
+    """
+    import numpy as np
+    from scipy import sparse
+
+    papers = sorted({p for p, _ in facts.subjects})
+    if not papers or not sources:
+        return {}, 0
+    p_index = {p: i for i, p in enumerate(papers)}
+    c_index = {c: j for j, c in enumerate(concepts)}
+    rows = np.fromiter((p_index[p] for p, _ in facts.subjects), dtype=np.int64, count=len(facts.subjects))
+    cols = np.fromiter((c_index[c] for _, c in facts.subjects), dtype=np.int64, count=len(facts.subjects))
+    b = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(papers), len(concepts)))
+    b.data[:] = 1.0  # a repeated link is one edge
+    bt = b.T.tocsr()
+    number = np.asarray(community)
+    total = np.zeros(len(papers))
+    pairs = 0
+    for start in range(0, len(sources), batch):
+        chosen = np.array([c_index[c] for c in sources[start : start + batch]])
+        width = len(chosen)
+        columns = np.arange(width)
+        targets = number[:, None] != number[chosen][None, :]  # concept x source: in another community
+        pairs += int(targets.sum())
+        sigma_c = np.zeros((len(concepts), width))
+        sigma_c[chosen, columns] = 1.0
+        seen_c, seen_p = sigma_c > 0, np.zeros((len(papers), width), dtype=bool)
+        sigma_p = np.zeros((len(papers), width))
+        levels: list[tuple[bool, np.ndarray]] = [(False, seen_c.copy())]  # (a paper level?, its nodes)
+        front = sigma_c.copy()
+        while True:  # forward: concepts -> papers -> concepts …, counting shortest paths
+            step = np.asarray(b @ front)
+            step[seen_p] = 0.0
+            reached = step > 0
+            if not reached.any():
+                break
+            seen_p |= reached
+            sigma_p += step
+            levels.append((True, reached))
+            step = np.asarray(bt @ step)
+            step[seen_c] = 0.0
+            reached = step > 0
+            if not reached.any():
+                break
+            seen_c |= reached
+            sigma_c += step
+            levels.append((False, reached))
+            front = step
+        delta_c, delta_p = np.zeros_like(sigma_c), np.zeros_like(sigma_p)
+        for (is_paper, nodes), (_, below) in zip(levels[:0:-1], levels[-2::-1]):  # backward: dependencies
+            if is_paper:  # papers are no targets; their concepts one level up gain σ_c / σ_p (δ_p)
+                coeff = np.where(nodes, delta_p / np.where(nodes, sigma_p, 1.0), 0.0)
+                delta_c += np.where(below, sigma_c * np.asarray(bt @ coeff), 0.0)
+            else:
+                coeff = np.where(nodes, (targets + delta_c) / np.where(nodes, sigma_c, 1.0), 0.0)
+                delta_p += np.where(below, sigma_p * np.asarray(b @ coeff), 0.0)
+        total += delta_p.sum(axis=1)
+    return dict(zip(papers, total.tolist())), pairs

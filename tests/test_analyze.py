@@ -200,3 +200,49 @@ def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> 
     assert text.startswith(f"<kg Analysis of {len(result.facts.papers)} papers: {s['concepts']} concepts ranked, {s['communities']} communities")
     assert len(text.splitlines()) == 1 + min(3, len(result.communities)) and len(text) < 1000
     assert "community 1: " in text
+
+
+def test_betweenness_in_batches_is_networkx_betweenness() -> None:
+    """The batched sparse Brandes (kg.network.paths_through) gives networkx's betweenness_centrality_subset, summed over
+    each community's sources to the concepts of the other communities, on a graph with a part apart from the rest."""
+    import networkx as nx
+    import pyoxigraph as ox
+
+    from kg.facts import of_triples
+    from kg.network import paths_through
+    from kg.vocabulary import DCTERMS
+
+    from .conftest import synthetic_triples
+
+    apart = [ox.Triple(ox.NamedNode(f"https://w3id.org/kg/paper/x{i}"), ox.NamedNode(DCTERMS + "subject"),
+                       ox.NamedNode(f"https://w3id.org/kg/concept/x-{i + j}")) for i in range(3) for j in range(2)]
+    facts = of_triples([*synthetic_triples(400, concepts=120, seed=3), *apart])
+    concepts = sorted({c for _, c in facts.subjects})
+    community = [1 + sum(map(ord, c)) % 4 for c in concepts]  # any partition will do
+    sources = concepts[::3]
+    got, pairs = paths_through(facts, concepts, community, sources, batch=7)  # batches that do not divide the sources
+    g = nx.Graph()
+    g.add_edges_from(facts.subjects)
+    want: dict[str, float] = {}
+    expected_pairs = 0
+    for number in set(community):
+        starts = [c for c, n in zip(concepts, community) if n == number and c in sources]
+        ends = [c for c, n in zip(concepts, community) if n != number]
+        expected_pairs += len(starts) * len(ends)
+        for node, value in nx.betweenness_centrality_subset(g, starts, ends, normalized=False).items():
+            want[node] = want.get(node, 0.0) + 2 * value  # networkx halves undirected counts
+    assert pairs == expected_pairs
+    papers = {p for p, _ in facts.subjects}
+    assert set(got) == papers
+    assert sum(v > 0 for v in got.values()) > 100
+    for p in papers:
+        assert got[p] == pytest.approx(want[p], rel=1e-9, abs=1e-9), p
+
+
+def test_the_analysis_says_each_step_as_it_starts(two_topics_ttl: Path, tmp_path: Path) -> None:
+    """Minutes on a large graph with nothing on screen (issue #29): kg analyze tells a terminal each step."""
+    said: list[str] = []
+    kg.analyze(two_topics_ttl, tmp_path / "out.ttl", progress=said.append)
+    assert said[0] == f"reading {two_topics_ttl}"
+    assert [s.split()[0] for s in said] == ["reading", "ranking", "finding", "finding", "writing"]
+    assert "6 concepts of 10 papers" in said[1] and said[-1].startswith(f"writing {tmp_path / 'out.ttl'}")

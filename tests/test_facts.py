@@ -14,7 +14,7 @@ from kg.vocabulary import SKOS
 
 def test_pair_counts_are_the_co_occurrence_query(sample_ttl: Path) -> None:
     facts = read_facts(sample_ttl)
-    rows = kg.query("co-occurrence", graph=sample_ttl)
+    rows = kg.query("co-occurrence", {"nested": "1"}, graph=sample_ttl)  # every pair, a concept with its ancestors too
     from_query = {(r["a"], r["b"]): r["papers"] for r in rows}
     assert len(from_query) > 50
     assert dict(facts.pairs()) == from_query

@@ -141,6 +141,8 @@ def _params(name: str, triples: list[ox.Triple]) -> list[dict[str, str]]:
         return [{"a": a, "b": b} for a in concepts[:3] for b in concepts[-3:]]
     if names == ["min"]:
         return [{}, {"min": "0"}, {"min": "2"}]
+    if names == ["min", "nested"]:
+        return [{}, {"min": "0"}, {"min": "2"}, {"nested": "1"}, {"min": "2", "nested": "1"}]
     if names == ["root"]:
         return [{}] + [{"root": c} for c in concepts[:3]]
     if names == ["words"]:

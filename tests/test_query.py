@@ -149,7 +149,7 @@ def test_counting_queries_agree_with_python(mini_ttl: Path) -> None:
     top = {r["label"]: (r["papers"], r["total"]) for r in kg.query("top-concepts", graph=mini_ttl)}
     assert top["machine learning"] == (0, 5)  # nobody is about ML directly; all five roll up to it
     assert top["reinforcement learning"] == (1, 3)
-    pairs = {(r["aLabel"], r["bLabel"]): r["papers"] for r in kg.query("co-occurrence", graph=mini_ttl)}
+    pairs = {(r["aLabel"], r["bLabel"]): r["papers"] for r in kg.query("co-occurrence", {"nested": "1"}, graph=mini_ttl)}
     assert pairs == {("large language model", "reinforcement learning from human feedback"): 1}
     assert sum(len(s) for s in subjects.values()) == 6
     trend = {(r["label"], r["year"]): r["papers"] for r in kg.query("trend", {"concept": "RL"}, graph=mini_ttl)}
@@ -160,6 +160,54 @@ def test_counting_queries_agree_with_python(mini_ttl: Path) -> None:
     assert len(kg.query("concept-tree", graph=mini_ttl)) == 7  # 6 concepts, RLHF twice (two broader)
     methods = {r["identifier"]: r["method"] for r in kg.query("proposed-methods", graph=mini_ttl)}
     assert methods == {"p1": "CQLX", "p2": "PrefTune", "p5": "RevPG"}
+
+
+def _both(graph: Path, name: str, params: dict[str, str]) -> list[dict]:
+    """The rows of a named query from the public API (the query index) and from the engine, which must agree."""
+    from kg.query import run_store
+    from kg.store import open_store
+
+    rows = [dict(r) for r in kg.query(name, params, graph=graph)]
+    assert rows == [dict(r) for r in run_store(open_store(graph), resolve(name), params)], (name, params)
+    return rows
+
+
+def test_co_occurrence_leaves_out_a_concept_paired_with_its_ancestor(mini_ttl: Path, tmp_path: Path) -> None:
+    """p2 is about LLM and RLHF, and RLHF is under LLM: the pair says nothing the hierarchy does not (issue #29)."""
+    graph = tmp_path / "mini.ttl"
+    shutil.copy(mini_ttl, graph)
+    assert _both(graph, "co-occurrence", {}) == []
+    nested = _both(graph, "co-occurrence", {"nested": "1"})
+    assert [(r["aLabel"], r["bLabel"], r["papers"]) for r in nested] == [("large language model", "reinforcement learning from human feedback", 1)]
+    # a pair of unrelated concepts stays: p2 about RL too makes RL x LLM a pair (RL and LLM are siblings)
+    import pyoxigraph as ox
+
+    triples = [*read_triples(mini_ttl), ox.Triple(ox.NamedNode("https://w3id.org/kg/paper/p2"), ox.NamedNode(DCTERMS + "subject"), ox.NamedNode(RL))]
+    wider = tmp_path / "wider.nt"
+    wider.write_bytes(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+    pairs = {(r["aLabel"], r["bLabel"]) for r in _both(wider, "co-occurrence", {})}
+    assert pairs == {("large language model", "reinforcement learning")}  # RLHF is under both, so only the siblings remain
+    assert len(_both(wider, "co-occurrence", {"nested": "1"})) == 3
+
+
+def test_trend_gives_each_years_share_in_year_order(mini_ttl: Path, tmp_path: Path) -> None:
+    graph = tmp_path / "mini.ttl"
+    shutil.copy(mini_ttl, graph)
+    rows = _both(graph, "trend", {})
+    triples = read_triples(mini_ttl)
+    year = {t.subject.value: int(t.object.value) for t in triples if t.predicate.value.endswith("hasPublicationYear")}
+    per_year = {y: sum(1 for v in year.values() if v == y) for y in set(year.values())}
+    assert per_year == {2022: 1, 2023: 2, 2024: 2}
+    assert [r["year"] for r in rows] == sorted(r["year"] for r in rows)  # years in order …
+    for y in per_year:
+        counts = [r["papers"] for r in rows if r["year"] == y]
+        assert counts == sorted(counts, reverse=True)  # … the year's most written-about concepts first
+    for r in rows:
+        assert r["share"] == round(Decimal(r["papers"]) / per_year[r["year"]], 4)
+    ml = {r["year"]: r["share"] for r in rows if r["label"] == "machine learning"}
+    assert ml == {2022: 1, 2023: 1, 2024: 1}  # every paper rolls up to machine learning
+    rl = {r["year"]: r["share"] for r in _both(graph, "trend", {"concept": "RL"})}
+    assert rl == {2022: 1, 2023: Decimal("0.5"), 2024: Decimal("0.5")}
 
 
 # ---- formats -----------------------------------------------------------------------------------

@@ -20,8 +20,7 @@ def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> N
     from ..analyze import analyze as analyze_graph
 
     output = output or graph
-    step(f"analysing {graph}")
-    result = analyze_graph(graph, output, seed=seed, resolution=resolution)
+    result = analyze_graph(graph, output, seed=seed, resolution=resolution, progress=step)  # each step on a terminal
     s = result.summary()
     click.echo(f"wrote {output}")
     click.echo(
