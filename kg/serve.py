@@ -166,8 +166,9 @@ class App:
         self.graph = Path(graph)
         if not self.graph.is_file():
             raise UsageError(f"{self.graph}: no such graph file; run 'kg build' first")
-        # One version of the graph, its query index and (--on-disk) its store, pinned here for every worker (kg.snapshot)
-        self.snapshot = take(self.graph, on_disk=not memory)
+        # One version of the graph, its query index and its store (made here if missing, once per version of the
+        # graph), pinned for every worker (kg.snapshot)
+        self.snapshot = take(self.graph)
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
         self.memory_mb = memory_mb
         self.hosts = guard.host_names(hosts)

@@ -23,14 +23,16 @@ import fcntl
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from . import qbuild, qindex
 from .index import stamp
-from .store import STAMP, ensure_store, hold, open_folder, open_store
+from .store import STAMP, ensure_store, hold, in_memory, open_folder, open_store
 
 HELD = "held.lock"  # exclusive-locked by the process that holds the snapshot
 
@@ -48,8 +50,9 @@ class Snapshot:
 _LOCKS: dict[Path, IO[bytes]] = {}  # folder of links -> its held.lock, open and locked while this process holds it
 
 
-def take(graph: str | Path, *, on_disk: bool) -> Snapshot:
-    """Pin the graph as it is now with its query index and, `on_disk`, its store version (built if missing)."""
+def take(graph: str | Path) -> Snapshot:
+    """Pin the graph as it is now with its query index and its store version (each made if missing: once per
+    version of the graph, not at every start of a server)."""
     graph = Path(graph)
     _remove_abandoned(graph)
     for _ in range(3):  # the graph replaced between two steps: pin again
@@ -57,7 +60,7 @@ def take(graph: str | Path, *, on_disk: bool) -> Snapshot:
         if folder is None:
             break
         try:
-            found = _pin(graph, folder, on_disk)
+            found = _pin(graph, folder)
         except BaseException:
             _drop(folder)
             raise
@@ -65,10 +68,10 @@ def take(graph: str | Path, *, on_disk: bool) -> Snapshot:
             return found
         _drop(folder)
     # No links: the graph by its path (its index and store as they are found now)
-    return Snapshot(graph, qbuild.ensure(graph), _store(graph, graph) if on_disk else None)
+    return Snapshot(graph, qbuild.ensure(graph), _store(graph, graph))
 
 
-def _pin(graph: Path, folder: Path, on_disk: bool) -> Snapshot | None:
+def _pin(graph: Path, folder: Path) -> Snapshot | None:
     """Link the graph and its index into `folder` and find its store version; None if the graph changed meanwhile
     or no link can be made there."""
     pinned = folder / graph.name
@@ -81,9 +84,9 @@ def _pin(graph: Path, folder: Path, on_disk: bool) -> Snapshot | None:
         return None
     if index is not None and qindex.fresh(pinned, record=False) is None:
         return None
-    version = _store(graph, pinned) if on_disk else None
-    if on_disk and version is None:
-        return None
+    version = _store(graph, pinned)
+    if version is None and _changed(graph, pinned):
+        return None  # (else no store can be made there: the workers load the pinned graph in memory)
     return Snapshot(pinned, qindex.index_path(pinned) if index is not None else None, version, folder)
 
 
@@ -94,10 +97,16 @@ def release(snapshot: Snapshot) -> None:
 
 
 def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Connection | None]:
-    """In a worker: the store (the pinned version read-only, else the graph loaded in memory, or by its path
-    the persisted store) and an open connection to the pinned query index, both kept for the worker's life."""
+    """In a worker: the store and an open connection to the pinned query index, both kept for the worker's life.
+
+    The store: in memory, the graph loaded there, which answers from the pinned store version (when there is
+    one) until it is loaded (`Warming`); else the pinned store version read-only; or, a graph by its path,
+    its persisted store.
+    """
     if snapshot.store is not None:
         store = open_folder(snapshot.store)
+        if memory:
+            store = Warming(store, snapshot.graph)
     else:  # a pinned graph has no store of its own beside its link: it is loaded in memory
         store = open_store(snapshot.graph, memory=memory or snapshot.folder is not None)
     index = None
@@ -109,8 +118,33 @@ def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Con
     return store, index
 
 
+class Warming:
+    """A store that answers from the persisted store of a version until the same version, loaded in memory in
+    a thread, takes over: a worker answers in a second instead of after the load (43 s at 21k papers), and
+    at the in-memory speed (2-5x faster for heavy queries at 21k papers) from then on."""
+
+    def __init__(self, disk: Any, graph: Path) -> None:
+        self.store = disk
+        self.loaded = threading.Event()
+        threading.Thread(target=self._load, args=(graph,), daemon=True).start()
+
+    def _load(self, graph: Path) -> None:
+        try:
+            self.store = in_memory(graph)  # one assignment: a query running on the persisted store finishes there
+        except Exception as exc:  # the persisted store keeps answering; say why once
+            print(f"kg serve: a worker answers from the persisted store; loading {graph.name} in memory failed ({exc})",
+                  file=sys.stderr, flush=True)
+        finally:
+            self.loaded.set()
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        """pyoxigraph's Store.query, on the store answering now."""
+        return self.store.query(*args, **kwargs)
+
+
 def _store(graph: Path, pinned: Path) -> Path | None:
-    """The store version of the graph as pinned, held by this process; None if the graph changed meanwhile."""
+    """The store version of the graph as pinned, held by this process (built if missing); None if none can be
+    built there or the graph changed meanwhile."""
     import json
 
     try:
@@ -122,6 +156,14 @@ def _store(graph: Path, pinned: Path) -> Path | None:
     if pinned == graph or recorded == stamp(pinned):
         return version
     return None
+
+
+def _changed(graph: Path, pinned: Path) -> bool:
+    """True when the graph file is no longer the version pinned."""
+    try:
+        return os.stat(graph).st_ino != os.stat(pinned).st_ino
+    except OSError:
+        return True
 
 
 def _folder(graph: Path) -> Path | None:

@@ -207,6 +207,15 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
         return store, None
 
 
+def in_memory(graph: Path):  # -> pyoxigraph.Store
+    """The graph file loaded into a new in-memory store (a parse error names the file)."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    _load(store, graph)
+    return store
+
+
 def _load(store: Any, graph: Path, compact: bool = False) -> None:
     """Bulk-load a graph file into a store (a parse error names the file), and with `compact` merge what
     bulk_load left as dozens of level-0 files, each of which every read had to check: at 100k papers the
