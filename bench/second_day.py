@@ -86,7 +86,8 @@ def serve_first_answer(graph: Graph) -> list[Timed]:
     for mode in ("--memory", "--on-disk"):
         for query, label in ((PAPERS, "ad-hoc"), (None, "named top-concepts")):
             start = time.perf_counter()
-            server = subprocess.Popen([KG, "serve", str(graph.path), "--port", "0", mode], stderr=subprocess.PIPE, text=True)
+            server = subprocess.Popen([KG, "serve", str(graph.path), "--port", "0", mode], stderr=subprocess.PIPE, text=True,
+                                      preexec_fn=_ctrl_c_default)
             try:
                 assert server.stderr is not None
                 port = None
@@ -118,6 +119,11 @@ def first_query_without_store(graph: Graph) -> list[Timed]:
     shutil.rmtree(store_dir(graph.path))
     (first, _) = first_ad_hoc_query(graph)
     return [Timed("first ad-hoc query with no store (it makes the store)", first.seconds, first.detail)]
+
+
+def _ctrl_c_default() -> None:
+    """In the child: Ctrl-C ends it, also when this script runs in the background (where SIGINT is ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 MEASURES: list[Callable[[Graph], list[Timed]]] = [first_ad_hoc_query, serve_first_answer, first_query_without_store]

@@ -47,12 +47,11 @@ def stamp_text(graph: Path, graph_stamp: dict) -> str:
     return json.dumps({"graph": graph_stamp, "kg": VERSION, "schema": SCHEMA}, sort_keys=True)
 
 
-def fresh(graph: str | Path, *, record: bool = True) -> Path | None:
+def fresh(graph: str | Path) -> Path | None:
     """The index of a graph file when it was made from the file as it is now, else None.
 
     The graph is hashed unless the index records that a reader verified it as the file it is now
-    (kg.index.current); a verification is recorded in the index (`seen`), where it can be written
-    and `record` allows it.
+    (kg.index.current); a verification is recorded in the index (`seen`), where it can be written.
     """
     import json
 
@@ -71,7 +70,7 @@ def fresh(graph: str | Path, *, record: bool = True) -> Path | None:
     if not isinstance(stored, dict) or (stored.get("kg"), stored.get("schema")) != (VERSION, SCHEMA) or not isinstance(stored.get("graph"), dict):
         return None
     same, seen = current(graph, stored["graph"], known if isinstance(known, dict) else None)
-    if same and seen is not None and record:
+    if same and seen is not None:
         _record(path, json.dumps(seen, sort_keys=True))
     return path if same else None
 

@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import qbuild, qindex
-from .index import stamp
-from .store import STAMP, ensure_store, hold, in_memory, open_folder, open_store
+from .store import ensure_store, hold, in_memory, open_folder, open_store
 
 HELD = "held.lock"  # exclusive-locked by the process that holds the snapshot
 
@@ -82,7 +81,7 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
             os.link(index, qindex.index_path(pinned))
     except OSError:
         return None
-    if index is not None and qindex.fresh(pinned, record=False) is None:
+    if _changed(graph, pinned):  # the index found is of another version (kg replaces a graph by rename, never in place)
         return None
     version = _store(graph, pinned)
     if version is None and _changed(graph, pinned):
@@ -145,15 +144,12 @@ class Warming:
 def _store(graph: Path, pinned: Path) -> Path | None:
     """The store version of the graph as pinned, held by this process (built if missing); None if none can be
     built there or the graph changed meanwhile."""
-    import json
-
     try:
         version = ensure_store(graph)
         hold(version)
-        recorded = json.loads((version / STAMP).read_text(encoding="utf-8")).get("graph")
-    except (OSError, ValueError):
+    except OSError:
         return None
-    if pinned == graph or recorded == stamp(pinned):
+    if pinned == graph or not _changed(graph, pinned):  # the graph found fresh was the pinned file
         return version
     return None
 
