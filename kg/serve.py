@@ -168,7 +168,10 @@ class App:
             raise UsageError(f"{self.graph}: no such graph file; run 'kg build' first")
         # One version of the graph, its query index and its store (made here if missing, once per version of the
         # graph), pinned for every worker (kg.snapshot)
-        self.snapshot = take(self.graph)
+        try:
+            self.snapshot = take(self.graph)
+        except InputError as exc:  # e.g. a graph that does not parse
+            raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
         self.memory_mb = memory_mb
         self.hosts = guard.host_names(hosts)

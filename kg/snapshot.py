@@ -9,7 +9,8 @@ opened them by path answered named queries from the new graph and ad-hoc SPARQL 
   (`.x.kg-serve-…/`). kg replaces both by renaming a new file over the old one, never by writing
   into it, so a link keeps the version it was made for, for workers started later too (a worker
   killed after a runaway query is replaced by one that opens the same version);
-* the store version (kg.store) is held by this process's reader lock, so no build removes it.
+* the store version (kg.store) made from that file is held by this process's reader lock, so no build
+  removes it; in-memory workers answer from it while they load the pinned graph (`Warming`).
 
 Every worker opens the pinned files once and keeps them. The folder goes when the server closes; one
 left by a killed server is removed by the next snapshot of the same graph (its lock is free). Where
@@ -34,6 +35,10 @@ from . import qbuild, qindex
 from .store import ensure_store, hold, in_memory, open_folder, open_store
 
 HELD = "held.lock"  # exclusive-locked by the process that holds the snapshot
+# An in-memory worker answers from the persisted store while it loads a graph file at least this large (about 2,500
+# papers, a few seconds of loading): opening the store costs about 400 MB of the worker's address space (RocksDB),
+# which a smaller graph loads in less time than that is worth (`kg serve --max-memory`).
+WARM_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class Snapshot:
 
     graph: Path
     index: Path | None
-    store: Path | None = None  # the store version folder, when the workers open the persisted store
+    store: Path | None = None  # the store version folder (None: none could be made; workers load the graph in memory)
     folder: Path | None = None  # the folder of the links, removed by `release`
 
 
@@ -98,11 +103,12 @@ def release(snapshot: Snapshot) -> None:
 def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Connection | None]:
     """In a worker: the store and an open connection to the pinned query index, both kept for the worker's life.
 
-    The store: in memory, the graph loaded there, which answers from the pinned store version (when there is
-    one) until it is loaded (`Warming`); else the pinned store version read-only; or, a graph by its path,
-    its persisted store.
+    The store: in memory, the graph loaded there (a large graph answers from the pinned store version until it
+    is loaded: `Warming`); else the pinned store version read-only; or, a graph by its path, its persisted store.
     """
-    if snapshot.store is not None:
+    if memory and (snapshot.store is None or snapshot.graph.stat().st_size < WARM_BYTES):
+        store = open_store(snapshot.graph, memory=True)
+    elif snapshot.store is not None:
         store = open_folder(snapshot.store)
         if memory:
             store = Warming(store, snapshot.graph)

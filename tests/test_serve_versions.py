@@ -67,17 +67,20 @@ def test_named_and_ad_hoc_answers_come_from_one_graph_version_across_an_update(t
         fresh.close()
 
 
-def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_path: Path) -> None:
+def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue #29: a `kg serve` worker loading the graph in memory (43 s at 21k papers) answered nothing until then.
     With the store `kg build` made (or the server, once per version of the graph), it answers from it at once,
     then from memory, the same rows."""
     import pyoxigraph as ox
 
+    from kg import snapshot as snapshot_module
     from kg.snapshot import Warming, open_snapshot, release, take
 
     graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
     snapshot = take(graph)
     try:
+        assert isinstance(open_snapshot(snapshot, memory=True)[0], ox.Store)  # a small graph: loaded at once
+        monkeypatch.setattr(snapshot_module, "WARM_BYTES", 0)  # as if it were large
         store, index = open_snapshot(snapshot, memory=True)
         assert isinstance(store, Warming) and index is not None
         count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
