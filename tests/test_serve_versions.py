@@ -90,3 +90,23 @@ def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_p
     finally:
         release(snapshot)
     assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name], "the pinned links are removed"
+
+
+def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_path: Path) -> None:
+    """A killed server leaves its folder of links (an old graph and index, 230 MB at 21k papers); the next server
+    of the graph removes it once no process holds its lock, and leaves a running server's alone."""
+    from kg import snapshot as snapshot_module
+    from kg.snapshot import release, take
+
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    killed, running = take(graph), take(graph)
+    assert killed.folder is not None and running.folder is not None and killed.folder != running.folder
+    snapshot_module._LOCKS.pop(killed.folder).close()  # what the end of its process does to its lock
+    third = take(graph)
+    try:
+        assert not killed.folder.exists() and running.folder.exists() and running.graph.is_file()
+        assert third.graph.read_bytes() == graph.read_bytes() and third.index is not None and third.store is not None
+    finally:
+        release(running)
+        release(third)
+    assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name]
