@@ -10,8 +10,7 @@ Each .rq file opens with a comment header that documents it and declares its par
     # Example:
     #   kg query co-occurrence --param min=2
 
-Parameter types: concept (a label matched case-insensitively (SPARQL LCASE) against skos:prefLabel and
-skos:altLabel, or an IRI), paper (a dcterms:identifier or an IRI), iri, string, integer.
+Parameter types: concept and paper (any name kg prints for one, resolved by kg.names), iri, string, integer.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from . import names
 from .errors import QueryError, UsageError
 from .resources import data_path
 from .results import Results, Term
@@ -30,7 +30,6 @@ from .vocabulary import XSD
 
 PARAM_TYPES = ("concept", "paper", "iri", "string", "integer")
 _PARAM = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s+\((?P<type>\w+)(?P<required>,\s*required)?(?:,\s*default\s+(?P<default>[^)]*))?\)\s*(?P<doc>.*)$")
-_IRI = re.compile(r"^[a-z][a-z0-9+.-]*:[^\s<>\"{}|\\^`]+$", re.I)
 
 
 @dataclass(frozen=True)
@@ -177,7 +176,7 @@ def bind(q: NamedQuery, params: Mapping[str, Any], lookup: Lookup) -> dict[str, 
     out: dict[str, Term] = {}
     for name, value in params.items():
         if name not in declared:  # an ad-hoc query without header: bind as a plain string or IRI
-            out[name] = Term("uri", str(value)) if _IRI.match(str(value)) and ":" in str(value)[:12] else Term("literal", str(value), XSD + "string")
+            out[name] = Term("uri", str(value)) if names.IRI.match(str(value)) and ":" in str(value)[:12] else Term("literal", str(value), XSD + "string")
     for p in q.params:
         value = params.get(p.name, p.default)
         if value is None:
@@ -207,68 +206,37 @@ def _convert(q: NamedQuery, p: Param, value: Any, lookup: Lookup) -> Term:
         return Term("literal", str(number), XSD + "integer")
     if p.type == "string":
         return Term("literal", str(value), XSD + "string")
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1]
-    text = _expanded(text)
     if p.type == "iri":
-        if not _IRI.match(text):
+        text = names.expanded(text)
+        if not names.IRI.match(text):
             raise UsageError(f"query {q.name!r}: parameter {p.name!r} must be an IRI, not {text!r}")
         return Term("uri", text)
     if p.type == "concept":
-        return Term("uri", _concept_iri(q, p, text, lookup))
-    return Term("uri", _paper_iri(q, p, text, lookup))
+        return Term("uri", names.concept(text, _QueryNames(lookup), f"query {q.name!r}"))
+    return Term("uri", names.paper(text, _QueryNames(lookup), f"query {q.name!r}"))
 
 
-def _expanded(text: str) -> str:
-    """A name as kg prints it (`kgc:reinforcement-learning`, `paper:586b7ea2e117174c`) as the IRI it stands for."""
-    from .vocabulary import Namespaces
+class _QueryNames:
+    """kg.names' questions asked with the internal queries (queries/_*.rq), on whatever engine runs the query."""
 
-    prefix, _, local = text.partition(":")
-    namespace = Namespaces().prefixes().get(prefix)
-    return namespace + local if namespace is not None and local and not local.startswith("//") else text
+    def __init__(self, lookup: Lookup) -> None:
+        self.lookup = lookup
 
+    def is_concept(self, iri: str) -> bool:
+        return bool(self.lookup("concept-by-iri", {"concept": Term("uri", iri)}).rows)
 
-def _concept_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    from .vocabulary import KGC
+    def concepts_labelled(self, text: str) -> list[tuple[str, bool]]:
+        rows = self.lookup("concept-by-label", {"key": Term("literal", text, XSD + "string")}).rows
+        return [(_value(r[0]), _value(r[2]) == "pref") for r in rows]
 
-    for iri in (text, KGC + text):  # an IRI, or the slug kg prints after kgc: ("reinforcement-learning")
-        if _IRI.match(iri) and lookup("concept-by-iri", {"concept": Term("uri", iri)}).rows:
-            return iri
-    rows = lookup("concept-by-label", {"key": Term("literal", text, XSD + "string")}).rows
-    pref = sorted({_value(r[0]) for r in rows if _value(r[2]) == "pref"})
-    found = pref or sorted({_value(r[0]) for r in rows})
-    if len(found) == 1:
-        return found[0]
-    if found:
-        raise UsageError(f"query {q.name!r}: {text!r} names several concepts ({', '.join(found)}); pass the IRI")
-    if _IRI.match(text) and text.count(":") and "/" in text:
-        raise UsageError(f"query {q.name!r}: <{text}> is not a concept of this graph")
-    # Only on the way to an error: every label, for the nearest ones.
-    every = [(_value(r[1]).casefold(), _value(r[2]) == "pref") for r in lookup("concept-labels", {}).rows]
-    labels = sorted({label for label, _ in every})
-    key = text.casefold()
-    # First the labels that hold the words as written ("diffusion": diffusion model): prefLabels, then those that
-    # start with the words, the shortest first; then near spellings.
-    holding = sorted({(not pref, not label.startswith(key), len(label), label) for label, pref in every if re.search(rf"\b{re.escape(key)}", label)})
-    hints = list(dict.fromkeys([*(h[3] for h in holding[:3]), *get_close_matches(key, labels, n=3)]))[:3]
-    raise UsageError(
-        f"query {q.name!r}: no concept labelled {text!r} in the graph"
-        + (f" (did you mean: {', '.join(hints)}?)" if hints else "; see 'kg query concept-tree'")
-    )
+    def concept_labels(self) -> list[tuple[str, bool]]:
+        return [(_value(r[1]), _value(r[2]) == "pref") for r in self.lookup("concept-labels", {}).rows]
 
+    def is_paper(self, iri: str) -> bool:
+        return bool(self.lookup("paper-by-iri", {"paper": Term("uri", iri)}).rows)
 
-def _paper_iri(q: NamedQuery, p: Param, text: str, lookup: Lookup) -> str:
-    # Targeted lookups (an IRI, else identifier or exact label), never a scan of every paper:
-    # a string comparison with every paper IRI took 13 s at 100k papers.
-    if _IRI.match(text) and lookup("paper-by-iri", {"paper": Term("uri", text)}).rows:
-        return text
-    rows = lookup("paper-by-key", {"key": Term("literal", text, XSD + "string")}).rows
-    found = sorted({_value(r[1]) for r in rows})
-    if len(found) == 1:
-        return found[0]
-    if found:
-        raise UsageError(f"query {q.name!r}: {text!r} names several papers ({', '.join(found[:5])}); pass the identifier or IRI")
-    raise UsageError(f"query {q.name!r}: no paper with identifier, IRI or title {text!r}; find one with 'kg query search --param words=…'")
+    def papers_keyed(self, text: str) -> list[str]:
+        return [_value(r[1]) for r in self.lookup("paper-by-key", {"key": Term("literal", text, XSD + "string")}).rows]
 
 
 def _value(term: Term | None) -> str:

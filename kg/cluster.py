@@ -247,23 +247,13 @@ def _build(
     """
     ns = vocabulary.Namespaces(base)
     folder = Path(output).absolute()
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{output}: is a file; a cluster build writes a folder of shards (give a folder name)")
-    old = shards.read(folder) if update else None
-    if not update and folder.is_dir() and any(folder.iterdir()) and not shards.is_sharded(folder):
-        raise UsageError(f"{output}: is a folder that is not a sharded graph; give a new or empty folder")
-    if old is not None and old.base != ns.base:
-        raise UsageError(f"{output}: its papers are under --base {old.base}; pass that --base")
-    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
-    scheme = scheme_.load(files)  # here first: a bad scheme fails before the cluster starts
-    if old is not None and old.scheme_versions and scheme.versions and set(old.scheme_versions) != set(scheme.versions):
-        raise UsageError(f"{output} was built with concept scheme version {', '.join(old.scheme_versions)}, the scheme now is "
-                         f"{', '.join(scheme.versions)}; run a full build instead of --update")
+    old, scheme, files = _checked(folder, output, ns, update, schemes, default_scheme)
     config = Config(extractor, tuple(str(Path(f).absolute()) for f in files), threshold, ns.base, str(Path(model).absolute()) if model else None)
     urls = [str(p) for p in inputs] if inputs is not None else [str(p) for p in sample_inputs()]
     parts = plan(urls, blocksize)
     existing, taken = _existing(folder, old) if old is not None else ({}, [])
     listed = set(_listed(folder))
+    names = [Path(u).name for u in urls]
     name = ""
     try:
         with _client(scheduler, workers) as client:
@@ -277,32 +267,13 @@ def _build(
             name = node.value.rsplit("/", 1)[-1]
             slugs = triples.paper_slugs(kept, taken=taken)
             segments = {pid: s for pid, s in slugs.items() if s != vocabulary.slug(pid)}  # only the rare renamed ones travel
-            names = [Path(u).name for u in urls]
-            head = f"part-{name}-00000.nt"
-            informed = [a["iri"] for a in old.activities] if old is not None else []
-            with atomic_write(folder / head) as stream:
-                made = [*(scheme.triples if old is None else ()), *triples.provenance(node, len(kept), scheme, ns=ns, inputs=names, informed_by=informed)]
-                made = list({str(t): t for t in made}.values())  # a scheme may state a triple twice; a shard states it once
-                graphio.write(made, stream, "nt")
-                head_entry = shards.Shard(head, 0, len(made), stream.tell(), node.value)
+            head_entry, made = _head_shard(folder, f"part-{name}-00000.nt", node, kept, scheme, ns, names, old)
             tasks = [_Task(p, f, frozenset(d), f"part-{name}-{i + 1:05d}.nt") for i, (p, f, d) in enumerate(zip(parts, first_lines, drops))]
             work = functools.partial(_extract_part, config=config, folder=str(folder), build_iri=node.value, segments=segments, skip_bad=skip_bad)
             done = _map(client, work, [t for t, sc in zip(tasks, scanned) if len(sc.ids) > len(t.drop)], progress, "extract")
         for entry in done:
             problems.extend(entry.pop("problems"))
-        # Each author, venue and method is described as where it is first met in input order (a local
-        # build's choice between spellings that share an IRI), once, in a last shard of its own.
-        known = _described(folder, old) if old is not None else set()
-        lines: list[str] = []
-        for entry in done:
-            for iri, described in entry.pop("described").items():
-                if iri not in known:
-                    known.add(iri)
-                    lines.extend(described)
-        tail = f"part-{name}-described.nt"
-        with atomic_write(folder / tail) as stream:
-            stream.write("".join(f"{line} .\n" for line in lines).encode("utf-8"))
-            tail_entry = shards.Shard(tail, 0, len(lines), stream.tell(), node.value)
+        tail_entry = _tail_shard(folder, f"part-{name}-described.nt", done, old, node.value)
         activity = {"iri": node.value, "papers": len(kept), "inputs": names, "started": _started(made)}
         new = [head_entry, *(shards.Shard(**e) for e in done if e["papers"]), tail_entry]
         manifest = shards.Manifest(
@@ -320,15 +291,63 @@ def _build(
                 if path.name not in listed and path.name.removesuffix(".ids.tsv") + ".nt" not in listed:
                     path.unlink(missing_ok=True)
         raise
-    stale = listed if old is None else set()
-    for gone in stale - {s.file for s in manifest.shards}:  # an earlier build's shards, now unlisted
+    _tidy(folder, listed if old is None else set(), manifest, done)
+    return Sharded(folder, manifest, sum(e["papers"] for e in done), tuple(problems), unchanged)
+
+
+def _checked(folder: Path, output: str | Path, ns: vocabulary.Namespaces, update: bool, schemes: Sequence[str | Path],
+             default_scheme: bool) -> tuple[shards.Manifest | None, Any, list[str | Path]]:
+    """The folder's manifest (for an update), the scheme and its files, once the folder and scheme are known to fit."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{output}: is a file; a cluster build writes a folder of shards (give a folder name)")
+    old = shards.read(folder) if update else None
+    if not update and folder.is_dir() and any(folder.iterdir()) and not shards.is_sharded(folder):
+        raise UsageError(f"{output}: is a folder that is not a sharded graph; give a new or empty folder")
+    if old is not None and old.base != ns.base:
+        raise UsageError(f"{output}: its papers are under --base {old.base}; pass that --base")
+    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
+    scheme = scheme_.load(files)  # here first: a bad scheme fails before the cluster starts
+    if old is not None and old.scheme_versions and scheme.versions and set(old.scheme_versions) != set(scheme.versions):
+        raise UsageError(f"{output} was built with concept scheme version {', '.join(old.scheme_versions)}, the scheme now is "
+                         f"{', '.join(scheme.versions)}; run a full build instead of --update")
+    return old, scheme, files
+
+
+def _head_shard(folder: Path, head: str, node: Any, kept: list, scheme: Any, ns: vocabulary.Namespaces, names: list[str],
+                old: shards.Manifest | None) -> tuple[shards.Shard, list]:
+    """Shard 0 of a run: the scheme (a new build only) and the build's provenance."""
+    informed = [a["iri"] for a in old.activities] if old is not None else []
+    with atomic_write(folder / head) as stream:
+        made = [*(scheme.triples if old is None else ()), *triples.provenance(node, len(kept), scheme, ns=ns, inputs=names, informed_by=informed)]
+        made = list({str(t): t for t in made}.values())  # a scheme may state a triple twice; a shard states it once
+        graphio.write(made, stream, "nt")
+        return shards.Shard(head, 0, len(made), stream.tell(), node.value), made
+
+
+def _tail_shard(folder: Path, tail: str, done: list[dict], old: shards.Manifest | None, build_iri: str) -> shards.Shard:
+    """The run's last shard: each author, venue and method described once, as where it is first met in input order
+    (a local build's choice between spellings that share an IRI)."""
+    known = _described(folder, old) if old is not None else set()
+    lines: list[str] = []
+    for entry in done:
+        for iri, described in entry.pop("described").items():
+            if iri not in known:
+                known.add(iri)
+                lines.extend(described)
+    with atomic_write(folder / tail) as stream:
+        stream.write("".join(f"{line} .\n" for line in lines).encode("utf-8"))
+        return shards.Shard(tail, 0, len(lines), stream.tell(), build_iri)
+
+
+def _tidy(folder: Path, stale: set[str], manifest: shards.Manifest, done: list[dict]) -> None:
+    """Remove an earlier build's shards the new manifest no longer lists, and this run's empty ones."""
+    for gone in stale - {s.file for s in manifest.shards}:
         (folder / gone).unlink(missing_ok=True)
         _ids_path(folder / gone).unlink(missing_ok=True)
     for entry in done:
         if not entry["papers"]:
             (folder / entry["file"]).unlink(missing_ok=True)
             _ids_path(folder / entry["file"]).unlink(missing_ok=True)
-    return Sharded(folder, manifest, sum(e["papers"] for e in done), tuple(problems), unchanged)
 
 
 def _listed(folder: Path) -> list[str]:

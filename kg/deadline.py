@@ -7,12 +7,14 @@ query: minutes on a large graph).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .errors import QueryError
 
 T = TypeVar("T")
+_STARTING = threading.Lock()  # threading.stack_size is the process's: one start at a time sets it
 _GIVEN_UP: list[Any] = []  # threads whose work was given up (a timeout, Ctrl-C): the engine may still be running it
 
 
@@ -26,15 +28,15 @@ def given_up_running() -> bool:
     return any(thread.is_alive() for thread in _GIVEN_UP)
 
 
-def with_deadline(work: Callable[[], T], timeout: float | None, name: str) -> T:
+def with_deadline(work: Callable[[], T], timeout: float | None, name: str, *, stack: int | None = None) -> T:
     """Run `work` in a thread that this one waits for, so that Ctrl-C stops the wait at once and a query
-    past `timeout` seconds (None or 0: no limit) is given up with a QueryError.
+    past `timeout` seconds (None or 0: no limit) is given up with a QueryError. `stack`: the thread's
+    stack in bytes (reserved, used as needed), for work that recurses deeply (the engine's parser).
 
     pyoxigraph evaluates without holding the GIL, so the waiting thread gets the KeyboardInterrupt
     while the engine runs (called directly, Ctrl-C waited for the whole query: minutes on a large graph).
     The abandoned thread is a daemon: it ends with the process.
     """
-    import threading
     import time
 
     box: dict[str, Any] = {}
@@ -45,8 +47,14 @@ def with_deadline(work: Callable[[], T], timeout: float | None, name: str) -> T:
         except BaseException as exc:
             box["error"] = exc
 
-    thread = threading.Thread(target=target, name=f"kg query {name}", daemon=True)
-    thread.start()
+    with _STARTING:
+        before = threading.stack_size(stack) if stack else None
+        try:
+            thread = threading.Thread(target=target, name=f"kg query {name}", daemon=True)
+            thread.start()
+        finally:
+            if before is not None:
+                threading.stack_size(before)
     deadline = time.monotonic() + timeout if timeout else None
     try:
         while thread.is_alive():

@@ -123,6 +123,19 @@ def refuse_dtd(path: Path) -> None:
             tail = data[seen:]
 
 
+def no_such_graph(path: str | Path) -> InputError:
+    """The one error for a graph file that is not there, whichever command asked for it."""
+    return InputError(f"{path}: no such graph file; run 'kg build' first (or 'kg build PAPERS -o {path}'), or pass the path of an existing graph")
+
+
+def require(path: str | Path) -> Path:
+    """`path` as a Path, once it is known to be a file (else `no_such_graph`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise no_such_graph(path)
+    return path
+
+
 def parse(path: str | Path) -> Iterator:
     """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
     import pyoxigraph as ox
@@ -134,7 +147,7 @@ def parse(path: str | Path) -> Iterator:
             for item in ox.parse(stream, format=fmt):
                 yield item.triple if fmt.supports_datasets else item
     except FileNotFoundError:
-        raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file") from None
+        raise no_such_graph(path) from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl)") from None
     except SyntaxError as exc:

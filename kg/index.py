@@ -53,7 +53,7 @@ def scan(graph: str | Path) -> GraphIndex:
     try:
         facts = of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:
-        raise InputError(f"{graph}: no such graph file; build it first with 'kg build INPUT -o {graph}'") from None
+        raise graphio.no_such_graph(graph) from None
     except SyntaxError as exc:
         raise InputError(f"{graph}: not valid RDF ({exc})") from None
     return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,

@@ -21,14 +21,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import InputError
 from .facts import closure
+from .names import topic_key as topic_key  # the comparison form of a keyword: kg.names keeps the one definition
 
 JUDGED_MIN = 3
-
-
-def topic_key(name: str) -> str:
-    """The comparison form of a topic, keyword or label: lower case, hyphens as spaces, no final plural 's'."""
-    key = " ".join(name.lower().replace("-", " ").split())
-    return key[:-1] if key.endswith("s") and not key.endswith("ss") else key
 
 
 @dataclass(frozen=True)

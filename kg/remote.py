@@ -5,7 +5,6 @@ Plain urllib and the SPARQL 1.1 Protocol, so any store works: Oxigraph, Fuseki, 
 
 from __future__ import annotations
 
-import json
 import time
 import urllib.error
 import urllib.parse
@@ -15,7 +14,7 @@ from typing import IO, Any, Mapping
 
 from .defaults import QUERY_TIMEOUT
 from .errors import QueryError, UsageError
-from .results import Results, from_sparql_json
+from .results import Results, from_oxigraph
 
 
 def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
@@ -130,6 +129,6 @@ def send(
     try:
         if graph:
             return Results("graph", triples=tuple(ox.parse(body, format=ox.RdfFormat.N_TRIPLES)), name=name)
-        return from_sparql_json(json.loads(body))
+        return from_oxigraph(ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON), name=name)
     except (ValueError, SyntaxError) as exc:
         raise QueryError(f"{endpoint} answered query {name!r} with something that is not {accept} ({ctype}): {exc}") from None

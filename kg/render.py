@@ -18,9 +18,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from . import names
 from .atomic import atomic_write, refuse_overwrite
 from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
+from .names import FactsNames
 from .resources import data_path
 from .views import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 
@@ -136,7 +138,7 @@ def build_view(
     else:
         chosen = papers_view(index, title or f"Papers and concepts of {name}")
     if concept is not None:
-        focus = index.find_concept(concept)
+        focus = names.concept(concept, FactsNames(index.facts), "--concept")
         if focus not in {n.id for n in chosen.nodes}:
             raise UsageError(f"concept {concept!r} has no node in this view (no paper is about it)")
         steps = hops if hops is not None else (1 if view == "concepts" else 2)

@@ -45,7 +45,7 @@ def report_html(graph: str | Path, out_dir: str | Path = ".") -> str:
         _summary(facts, result, Path(graph).name, link),
         _chart_section("top-concepts", "Top concepts", "Papers per concept, for the most frequent concepts.", _bar_svg(
             "top-concepts", [(facts.concepts[c], len(by_concept[c])) for c in top[:TOP]], "papers")),
-        _chart_section("areas", "Papers per top-level area", "A paper counts once in each area its concepts fall under (skos:broader up to a concept with no broader).",
+        _chart_section("areas", "Papers per top-level area", "A paper counts once in each area its concepts fall under: each concept's area is the one the rendered graph colours it by and the GraphML/GEXF export gives it (the nearest top concept up skos:broader).",
                        _bar_svg("areas", _areas(facts), "papers")),
         _trends_section(facts, top[:TRENDS]),
         _chart_section("cooccurrence", "Co-occurrence of the top concepts", "Shared papers between pairs of the most frequent concepts.",
@@ -103,7 +103,7 @@ def _chart_section(key: str, title: str, caption: str, svg: str | None) -> str:
 def _areas(facts: Facts) -> list[tuple[str, int]]:
     counts: Counter[str] = Counter()
     for concepts in facts.concepts_of().values():
-        counts.update({root for c in concepts for root in facts.roots(c)})
+        counts.update({facts.area(c) for c in concepts})
     return [(facts.label(a), n) for a, n in sorted(counts.items(), key=lambda x: (-x[1], facts.label(x[0])))]
 
 

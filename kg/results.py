@@ -362,22 +362,33 @@ def _rdf(triples: tuple, fmt: str) -> bytes:
     return out.getvalue()
 
 
-def from_sparql_json(data: dict) -> Results:
-    """Results from a SPARQL 1.1 JSON results document (what remote endpoints answer)."""
-    if "boolean" in data:
-        return Results("ask", boolean=bool(data["boolean"]))
-    variables = tuple(data.get("head", {}).get("vars", []))
-    rows = []
-    for b in data.get("results", {}).get("bindings", []):
-        row: list[Term | None] = []
-        for v in variables:
-            d = b.get(v)
-            if d is None:
-                row.append(None)
-                continue
-            kind = "literal" if d["type"] in ("literal", "typed-literal") else d["type"]
-            lang = d.get("xml:lang")
-            datatype = None if lang or kind != "literal" else d.get("datatype", XSD + "string")
-            row.append(Term(kind, d["value"], datatype, lang))
-        rows.append(tuple(row))
-    return Results("select", variables, tuple(rows))
+def from_oxigraph(answer: Any, max_rows: int | None = None, name: str = "query") -> Results:
+    """Results from a pyoxigraph answer: a local store's, or a remote endpoint's parsed by pyoxigraph.parse_query_results."""
+    import pyoxigraph as ox
+
+    if isinstance(answer, ox.QueryBoolean):
+        return Results("ask", boolean=bool(answer), name=name)
+    if isinstance(answer, ox.QueryTriples):
+        triples: list[Any] = []
+        for t in answer:
+            if max_rows is not None and len(triples) >= max_rows:
+                return Results("graph", triples=tuple(triples), truncated=True, name=name)
+            triples.append(t)
+        return Results("graph", triples=tuple(triples), name=name)
+    variables = tuple(v.value for v in answer.variables)
+    rows: list[tuple[Term | None, ...]] = []
+    # Each distinct term converted once: answers repeat concepts, labels and counts row after row
+    # (co-occurrence at 100k papers: 312k terms, 0.64 s to convert one by one).
+    seen: dict[Any, Term] = {}
+
+    def conv(term: Any) -> Term:
+        out = seen.get(term)
+        if out is None:
+            out = seen[term] = Term.from_oxigraph(term)
+        return out
+
+    for solution in answer:
+        if max_rows is not None and len(rows) >= max_rows:
+            return Results("select", variables, tuple(rows), truncated=True, name=name)
+        rows.append(tuple(None if (t := solution[i]) is None else conv(t) for i in range(len(variables))))
+    return Results("select", variables, tuple(rows), name=name)

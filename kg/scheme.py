@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import SchemeError
 from .graphio import refuse_dtd
+from .names import topic_key
 from .resources import data_path
 from .vocabulary import KG, OWL, RDF, SKOS
 
@@ -109,7 +110,7 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
         if path in bundled:
             for t in triples:
                 if t.predicate.value in LABELS and t.subject.value in built.concepts:
-                    owners.setdefault(_label_key(t.object.value), set()).add(t.subject.value)
+                    owners.setdefault(topic_key(t.object.value), set()).add(t.subject.value)
     out: list[str] = []
     for path, triples in per_file:
         if path in bundled:
@@ -120,7 +121,7 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
             iri, label = t.subject.value, t.object.value
             if t.predicate.value not in LABELS or iri not in built.concepts or (iri, label) in ambiguous:
                 continue
-            others = owners.get(_label_key(label), set())
+            others = owners.get(topic_key(label), set())
             for other in sorted(others - {iri}) if iri not in others else ():
                 message = (f"{path.name}: the label \"{label}\" of <{iri}> is already a label of kg's concept "
                            f"\"{built.concepts[other].label}\" <{other}>; a mention links to only one of them "
@@ -132,12 +133,6 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
             out.append(f"{path.name}: {len(found) - SHOWN_TAKEN} more labels are labels of kg's concepts too "
                        "(--no-default-scheme uses your scheme alone)")
     return tuple(out)
-
-
-def _label_key(label: str) -> str:
-    """Labels as the extractor compares them, roughly: case-folded, hyphens as spaces, no plural 's'."""
-    key = " ".join(str(label).lower().replace("-", " ").split())
-    return key[:-1] if key.endswith("s") and not key.endswith("ss") else key
 
 
 def _format(path: Path):  # -> pyoxigraph.RdfFormat

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from . import guard
+from . import graphio, guard
 from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
 from .pages import iri_page, offset_of, one_page, page, query_form, result_page
@@ -163,9 +163,7 @@ class App:
         from .snapshot import take
         from .workers import Pool
 
-        self.graph = Path(graph)
-        if not self.graph.is_file():
-            raise UsageError(f"{self.graph}: no such graph file; run 'kg build' first")
+        self.graph = graphio.require(graph)
         # One version of the graph, its query index and its store (made here if missing, once per version of the
         # graph), pinned for every worker (kg.snapshot)
         try:
@@ -389,8 +387,7 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
 
 def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
-    if not Path(graph).is_file():
-        raise UsageError(f"{graph}: no such graph file; run 'kg build' first")
+    graphio.require(graph)
     app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
     try:
         server = make_server(app, host, port)

@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from . import graphio
 from .deadline import with_deadline
 from .defaults import VERSION as __version__
 from .errors import InputError
@@ -78,9 +79,7 @@ def _current(graph: Path) -> Path | None:
 
 def ensure_store(graph: str | Path) -> Path:
     """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
-    graph = Path(graph)
-    if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; run 'kg build' first or pass --graph FILE.ttl")
+    graph = graphio.require(graph)
     found = _current(graph)
     if found is not None:
         return found
@@ -187,9 +186,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     """
     import pyoxigraph as ox
 
-    graph = Path(graph)
-    if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl' (or 'kg build' for the bundled sample), or pass --graph FILE.ttl")
+    graph = graphio.require(graph)
     try:
         if memory:
             raise OSError("in memory")

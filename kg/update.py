@@ -108,8 +108,7 @@ def _update(
     fmt = graphio.format_for(None, out)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
-    if not graph.is_file():
-        raise InputError(f"{graph}: no such graph file; build it first with 'kg build INPUT -o {graph}'")
+    graphio.require(graph)
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)

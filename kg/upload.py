@@ -32,11 +32,12 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from . import shards
 from .defaults import PUSH_BATCH, PUSH_TIMEOUT
 from .errors import InputError, QueryError, UsageError
-from .graphio import format_for, rdf_format
+from .graphio import format_for, rdf_format, require
 from .remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.defaults)
@@ -82,6 +83,32 @@ def push(
     the file's. `bulk` sends the requests to the store's bulk loader (the store must name itself
     Oxigraph). `progress` is called with the number of triples sent so far.
     """
+    size = _checked_options(endpoint, store, replace, batch, bulk)
+    target = graph_term(graph_iri) if graph_iri is not None else None
+    chunks = _chunks_of(graph, size)
+    if bulk:
+        assert store is not None
+        store = _bulk_url(store, timeout)
+    first = next(chunks, None)
+    if first is None:
+        raise InputError(f"{graph}: holds no triples; nothing to push")
+    following = next(chunks, None)
+    chunks = itertools.chain([first], [following] if following is not None else [], chunks)
+    if replace and store is not None and following is None and endpoint is None:
+        _put_whole(graph, store, target, first, timeout)
+        if progress is not None:
+            progress(first[0])
+        return first[0]
+    if replace and endpoint is None:
+        raise UsageError(
+            f"--replace through --store in {size}-triple requests needs --endpoint UPDATE_URL too, for the atomic swap (a SPARQL MOVE); "
+            "or raise --batch so that the graph fits one request"
+        )
+    return _load(graph, chunks, endpoint, store, target, replace, bulk, timeout, progress)
+
+
+def _checked_options(endpoint: str | None, store: str | None, replace: bool, batch: int | None, bulk: bool) -> int:
+    """The triples a request (the batch size), once the options are known to make sense together."""
     if endpoint is None and store is None:
         raise UsageError("name the store: --store GRAPH_STORE_URL (fast) or --endpoint UPDATE_URL (or both)")
     if bulk and store is None:
@@ -89,7 +116,6 @@ def push(
     size = ((BULK_BATCH if bulk else STORE_BATCH) if store else BATCH) if batch is None else batch
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise UsageError(f"batch must be a whole number of triples, at least 1 (got {batch!r})")
-    target = graph_term(graph_iri) if graph_iri is not None else None
     for url in (endpoint, store):
         if url is not None and not url.startswith(("http://", "https://")):
             raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
@@ -104,37 +130,32 @@ def push(
             f"--replace: --store {store} and --endpoint {endpoint} are on different servers, and the MOVE through the one would not "
             "find the graph loaded through the other; give the two URLs of one store"
         )
+    return size
+
+
+def _chunks_of(graph: str | Path, size: int) -> Iterator[tuple[int, bytes]]:
+    """A graph file or shard folder as N-Triples requests of `size` triples (lines copied when the input is N-Triples)."""
     if Path(graph).is_dir():
-        chunks = _lines(shards.files(graph), size)
-    elif format_for(None, graph) == "nt":
-        chunks = _lines(_sources(graph), size)
-    else:
-        chunks = _chunks(_sources(graph), size)
-    if bulk:
-        assert store is not None
-        store = _bulk_url(store, timeout)
-    first = next(chunks, None)
-    if first is None:
-        raise InputError(f"{graph}: holds no triples; nothing to push")
-    following = next(chunks, None)
-    chunks = itertools.chain([first], [following] if following is not None else [], chunks)
-    if replace and store is not None and following is None and endpoint is None:
-        # One request holds the whole graph: a Graph Store PUT (not bulk, see above) replaces it in one transaction.
-        try:
-            request("PUT", _store_url(store, target), first[1], NT_TYPE, "*/*", timeout)
-        except (QueryError, KeyboardInterrupt) as exc:
-            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
-            where = f"graph {target}" if target is not None else "the default graph"
-            raise PushError(f"push of {graph} stopped ({why}); {where} is as it was, or the whole new graph if the store had all of "
-                            "the request (a Graph Store PUT is applied in one transaction)") from exc
-        if progress is not None:
-            progress(first[0])
-        return first[0]
-    if replace and endpoint is None:
-        raise UsageError(
-            f"--replace through --store in {size}-triple requests needs --endpoint UPDATE_URL too, for the atomic swap (a SPARQL MOVE); "
-            "or raise --batch so that the graph fits one request"
-        )
+        return _lines(shards.files(graph), size)
+    if format_for(None, graph) == "nt":
+        return _lines(_sources(graph), size)
+    return _chunks(_sources(graph), size)
+
+
+def _put_whole(graph: str | Path, store: str, target: Any, first: tuple[int, bytes], timeout: float) -> None:
+    """Replace the target graph by one Graph Store PUT, which the store applies in one transaction."""
+    try:
+        request("PUT", _store_url(store, target), first[1], NT_TYPE, "*/*", timeout)
+    except (QueryError, KeyboardInterrupt) as exc:
+        why = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        where = f"graph {target}" if target is not None else "the default graph"
+        raise PushError(f"push of {graph} stopped ({why}); {where} is as it was, or the whole new graph if the store had all of "
+                        "the request (a Graph Store PUT is applied in one transaction)") from exc
+
+
+def _load(graph: str | Path, chunks: Iterator[tuple[int, bytes]], endpoint: str | None, store: str | None, target: Any,
+          replace: bool, bulk: bool, timeout: float, progress: Callable[[int], None] | None) -> int:
+    """Send every request (into a scratch graph when replacing, then swapped in by a MOVE); return the triples sent."""
     into = graph_term(f"urn:kg:push:{uuid.uuid4().hex}") if replace else target
 
     def send(body: bytes) -> None:
@@ -237,9 +258,7 @@ def _insert_data(body: bytes, graph) -> bytes:  # graph: pyoxigraph.NamedNode | 
 
 def _sources(graph: str | Path) -> list[Path]:
     """The files of a graph file (one)."""
-    path = Path(graph)
-    if not path.is_file():
-        raise InputError(f"{path}: no such graph file; run 'kg build' first or pass the path of a .ttl file")
+    path = require(graph)
     return [path]
 
 

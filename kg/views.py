@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from .errors import UsageError
-from .facts import pair_counts
+from .facts import Mention, pair_counts, read_facts
 from .scheme import Concept, Scheme
-from .vocabulary import DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
+from .vocabulary import DCTERMS, FABIO, FOAF, RDF, RDFS, SKOS
 
 DEFAULT_MAX_NODES = 500  # measured: 500 nodes settle in ~2.5 s in headless Chromium; 2,000 are an unreadable blob
 VIEWS = ("papers", "concepts", "map")
@@ -54,101 +53,39 @@ class View:
 
 
 class Scene:
-    """What views draw from a kg graph (labels, tooltips, areas, first mentions), read once from its triples."""
+    """What views draw from a kg graph (labels, tooltips, areas, first mentions): the graph's Facts (kg.facts, the one
+    reader every command uses), so a page shows the figures `kg report` and `kg export` show."""
 
-    def __init__(self, triples: Iterable) -> None:
-        self.types: dict[str, set[str]] = {}
-        self.values: dict[str, dict[str, list[str]]] = {}
-        self.subjects: list[tuple[str, str]] = []
-        self.broader: dict[str, list[str]] = {}
-        self.declared_tops: set[str] = set()  # skos:topConceptOf / skos:hasTopConcept
-        ann: dict[str, dict[str, str]] = {p: {} for p in (OA + "hasBody", OA + "hasTarget", KG + "score", OA + "hasSource", OA + "start", OA + "exact",
-                                                          KG + "onProperty")}
-        selectors: dict[str, list[str]] = {}
-        has_selector = OA + "hasSelector"
-        keep = {RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
-                SKOS + "prefLabel", SKOS + "altLabel", SKOS + "definition", FOAF + "name", DCTERMS + "creator"}
-        # Read the predicate first and skip what no view uses (the annotations' own rdf:types are most of a graph).
-        rdf_type, subject, broader = RDF + "type", DCTERMS + "subject", SKOS + "broader"
-        top_of, has_top = SKOS + "topConceptOf", SKOS + "hasTopConcept"
-        skip_types = {OA + "Annotation", OA + "SpecificResource", OA + "TextPositionSelector", OA + "TextQuoteSelector"}
-        for t in triples:
-            p = t.predicate.value
-            if p in ann:  # one flat map per annotation predicate: most triples of a graph are these
-                ann[p][t.subject.value] = t.object.value
-            elif p == has_selector:
-                selectors.setdefault(t.subject.value, []).append(t.object.value)
-            elif p == rdf_type:
-                if t.object.value not in skip_types:
-                    self.types.setdefault(_key(t.subject), set()).add(t.object.value)
-            elif p == subject:
-                self.subjects.append((_key(t.subject), _key(t.object)))
-            elif p == broader:
-                self.broader.setdefault(_key(t.subject), []).append(_key(t.object))
-            elif p == top_of:
-                self.declared_tops.add(_key(t.subject))
-            elif p == has_top:
-                self.declared_tops.add(_key(t.object))
-            elif p in keep and _english(t.object):
-                self.values.setdefault(_key(t.subject), {}).setdefault(p, []).append(t.object.value)
-        self.papers = sorted(s for s, ts in self.types.items() if FABIO + "ResearchPaper" in ts)
-        self.subjects = sorted(set(self.subjects))
+    def __init__(self, graph: Any) -> None:
+        facts = self.facts = read_facts(graph)
+        self.types = facts.types
+        self.values = facts.values
+        self.subjects = list(facts.subjects)
+        self.broader = facts.broader
+        self.papers = sorted(p for p, ts in facts.types.items() if FABIO + "ResearchPaper" in ts)
         self.concepts_of: dict[str, list[str]] = {}
         for p, c in self.subjects:
             self.concepts_of.setdefault(p, []).append(c)
-        self.links = _links(ann, selectors)
-        concepts = {s for s, ts in self.types.items() if SKOS + "Concept" in ts} | {c for _, c in self.subjects}
-        self.scheme = Scheme((), (), {c: self._concept(c) for c in sorted(concepts)}, ())
+        self.links: dict[tuple[str, str], tuple[float | None, Mention | None]] = {
+            key: (facts.scores.get(key), facts.first_mentions.get(key)) for key in facts.mentions}
+        self.scheme = Scheme((), (), {c: self._concept(c) for c in sorted(facts.concepts)}, ())
         self.paper_count = Counter(c for _, c in self.subjects)
-        self.areas = self._areas()
+        self.areas = facts.areas
 
     def first(self, node: str, *predicates: str) -> str | None:
         """The first value of the first predicate that `node` has."""
-        for p in predicates:
-            got = self.values.get(node, {}).get(p)
-            if got:
-                return min(got)  # several values: pick one deterministically
-        return None
+        return self.facts.first(node, *predicates)
 
     def label(self, node: str) -> str:
         """A readable name: prefLabel, title, rdfs:label, foaf:name, else the end of the IRI."""
+        if node in self.facts.concepts:
+            return self.facts.label(node)
         got = self.first(node, SKOS + "prefLabel", DCTERMS + "title", RDFS + "label", FOAF + "name")
         return got or node.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1] or node
 
     def _concept(self, iri: str) -> Concept:
         alt = tuple(sorted(self.values.get(iri, {}).get(SKOS + "altLabel", [])))
         return Concept(iri, self.label(iri), alt, (), tuple(sorted(self.broader.get(iri, []))), None, ())
-
-    def _areas(self) -> dict[str, str]:
-        """Each concept's top-level area: the nearest declared top concept up its skos:broader chain.
-
-        Schemes that declare no top concepts fall back to the roots (Scheme.top); below a single
-        root, the root's children are the areas, so that one catch-all root does not colour everything.
-        """
-        concepts = self.scheme.concepts
-        if self.declared_tops:
-            return {c: self._nearest_top(c) for c in concepts}
-        tops = {c: self.scheme.top(c) for c in concepts}
-        roots = set(tops.values())
-        if len(roots) != 1:
-            return tops
-        (root,) = roots
-        areas = {}
-        for c in concepts:
-            under = [a for a in self.scheme.ancestors(c) | {c} if root in concepts[a].broader]
-            areas[c] = min(under, key=lambda a: (concepts[a].label, a)) if under else root
-        return areas
-
-    def _nearest_top(self, concept: str) -> str:
-        """Breadth-first up skos:broader: the first level holding a declared top concept (first by label)."""
-        level, seen = {concept}, {concept}
-        while level:
-            found = level & self.declared_tops
-            if found:
-                return min(found, key=lambda a: (self.label(a), a))
-            level = {b for c in level for b in self.broader.get(c, ()) if b not in seen}
-            seen |= level
-        return self.scheme.top(concept)
 
     def paper_info(self, paper: str) -> dict[str, Any]:
         """Tooltip facts of a paper: title, venue, year, concepts with scores, one evidence snippet."""
@@ -205,18 +142,6 @@ class Scene:
     def paper_node(self, paper: str) -> Node:
         info = self.paper_info(paper)
         return Node(paper, info["title"], "paper", "paper", 1.0, info)
-
-    def find_concept(self, text: str) -> str:
-        """The concept named `text` (label, alt label, IRI or slug, any case)."""
-        wanted = text.strip().casefold()
-        for c, concept in self.scheme.concepts.items():
-            names = {n.casefold() for n in concept.labels} | {c.casefold(), c.rsplit("/", 1)[-1].casefold()}
-            if wanted in names:
-                return c
-        labels = sorted(c.label for c in self.scheme.concepts.values())
-        close = difflib.get_close_matches(text, labels, n=5, cutoff=0.5)
-        hint = f"did you mean: {', '.join(close)}" if close else f"{len(labels)} concepts in the graph, e.g. {', '.join(labels[:5])}"
-        raise UsageError(f"concept {text!r} not found in the graph ({hint})")
 
 
 def papers_view(index: Scene, title: str) -> View:
@@ -341,36 +266,6 @@ def size(weight: float, biggest: float) -> float:
     return round(10 + 30 * math.sqrt(max(weight, 0) / max(biggest, 1)), 1)
 
 
-Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" for the abstract)
-
-
-def _links(ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]) -> dict[tuple[str, str], tuple[float | None, Mention | None]]:
-    """(paper, concept) → (best score, first mention as (start, exact, property)) from the oa:Annotations.
-
-    A mention of the abstract comes before one of the title (kg:onProperty), which is the evidence
-    only of a concept that the title alone names.
-    """
-    body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
-    source, start_of, exact_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"]
-    on_of = ann[KG + "onProperty"]
-    out: dict[tuple[str, str], tuple[float | None, Mention | None]] = {}
-    for a, concept in body.items():
-        target = target_of.get(a)
-        if target not in source:
-            continue
-        key = (source[target], concept)
-        score = float(score_of[a]) if a in score_of else None
-        sels = selectors.get(target, ())
-        starts = [int(start_of[q]) for q in sels if q in start_of]
-        exacts = [exact_of[q] for q in sels if q in exact_of]
-        mention = (starts[0], exacts[0] if exacts else "", on_of.get(target, "")) if starts else None
-        old_score, old_mention = out.get(key, (None, None))
-        best = max((s for s in (score, old_score) if s is not None), default=None)
-        first = min((m for m in (mention, old_mention) if m is not None), default=None, key=lambda m: (m[2], m[0], m[1]))
-        out[key] = (best, first)
-    return out
-
-
 def _key(term) -> str:
     """A node id: the IRI, or `_:id` for a blank node."""
     return term.value if type(term).__name__ == "NamedNode" else f"_:{term.value}"
@@ -382,8 +277,3 @@ def _plural(kind: str, count: int) -> str:
 
 def _local(iri: str) -> str:
     return iri.rstrip("/#").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-
-
-def _english(term) -> bool:
-    lang = getattr(term, "language", None)
-    return lang is None or str(lang).startswith("en")

@@ -86,6 +86,28 @@ def test_export_of_a_missing_graph_says_how_to_make_one(runner: CliRunner) -> No
     assert "graphs/none.ttl: no such graph file; run 'kg build' first" in result.output
 
 
+MISSING = "graphs/none.ttl"
+ONE_MESSAGE = f"Error: {MISSING}: no such graph file; run 'kg build' first (or 'kg build PAPERS -o {MISSING}'), or pass the path of an existing graph"
+
+
+@pytest.mark.parametrize("args", [
+    ["export", MISSING],
+    ["render", MISSING],
+    ["report", MISSING],
+    ["analyze", MISSING],
+    ["query", "top-concepts", "--graph", MISSING],
+    ["query", "-", "--graph", MISSING],
+    ["serve", MISSING],
+    ["push", MISSING, "--store", "http://127.0.0.1:9/store"],
+    ["build", str(FIXTURES / "tiny.jsonl"), "--update", MISSING, *TINY],
+], ids=lambda a: " ".join(a[:2]))
+def test_every_command_says_the_same_of_a_missing_graph(runner: CliRunner, args: list[str]) -> None:
+    """One error for a graph that is not there, whichever command is asked (#28: five wordings and two error types before)."""
+    result = runner.invoke(cli, args, input="SELECT * { ?s ?p ?o } LIMIT 1")
+    assert result.exit_code == 1, result.output
+    assert result.output.strip().splitlines()[-1] == ONE_MESSAGE
+
+
 def test_render_writes_html_beside_graph(runner: CliRunner) -> None:
     assert runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "g.ttl", "--no-render", *TINY]).exit_code == 0
     result = runner.invoke(cli, ["render", "g.ttl"])

@@ -53,3 +53,30 @@ def test_umbrella_concepts_are_read_from_the_graph(sample_ttl: Path) -> None:
     """kg:Umbrella is typed in the scheme copied into every graph; the expert rule judges those concepts apart."""
     umbrellas = read_facts(sample_ttl).umbrellas
     assert {iri.rsplit("/", 1)[-1] for iri in umbrellas} == {"machine-learning", "deep-learning", "neural-network", "artificial-intelligence"}
+
+
+def _scheme(turtle: str) -> list:
+    prefixes = "@prefix skos: <http://www.w3.org/2004/02/skos/core#> . @prefix : <https://example.org/> .\n"
+    return list(ox.parse(prefixes + turtle, format=ox.RdfFormat.TURTLE))
+
+
+def test_the_area_of_a_concept_is_its_nearest_declared_top_else_its_root() -> None:
+    tops = read_facts(_scheme("""
+        :ml a skos:Concept ; skos:prefLabel "machine learning" ; skos:topConceptOf :s .
+        :rl a skos:Concept ; skos:prefLabel "reinforcement learning" ; skos:broader :ml ; skos:topConceptOf :s .
+        :dl a skos:Concept ; skos:prefLabel "deep learning" ; skos:broader :ml ; skos:topConceptOf :s .
+        :drl a skos:Concept ; skos:prefLabel "deep RL" ; skos:broader :rl, :dl .
+        :dt a skos:Concept ; skos:prefLabel "decision transformer" ; skos:broader :drl .
+        :x a skos:Concept ; skos:prefLabel "below ml" ; skos:broader :ml ."""))
+    ex = "https://example.org/"
+    # The nearest level holding a top concept, the first of it by label; not the root above both.
+    assert tops.area(ex + "dt") == ex + "dl" and tops.area(ex + "rl") == ex + "rl" and tops.area(ex + "x") == ex + "ml"
+    roots = read_facts(_scheme("""
+        :a a skos:Concept ; skos:prefLabel "b area" . :b a skos:Concept ; skos:prefLabel "a area" .
+        :c a skos:Concept ; skos:prefLabel "c" ; skos:broader :a, :b ."""))
+    assert roots.area(ex + "c") == ex + "b" == roots.areas[ex + "c"]
+    single = read_facts(_scheme("""
+        :root a skos:Concept ; skos:prefLabel "everything" .
+        :k a skos:Concept ; skos:prefLabel "kid" ; skos:broader :root .
+        :g a skos:Concept ; skos:prefLabel "grandkid" ; skos:broader :k ."""))
+    assert single.area(ex + "g") == ex + "k" and single.area(ex + "root") == ex + "root"

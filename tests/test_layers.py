@@ -16,7 +16,7 @@ LAYERS: dict[str, int] = {
     "errors": 0, "sandbox": 0, "admission": 0, "deadline": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0,
     # L1: ingest, scheme, graph reading, query catalog and results
     "ingest": 1, "scheme": 1, "graphio": 1, "facts": 1, "catalog": 1, "results": 1, "sparql": 1, "sanitise": 1,
-    "keywords": 1, "expert": 1, "shards": 1, "guard": 1,
+    "keywords": 1, "expert": 1, "shards": 1, "guard": 1, "names": 1,
     # L2: extraction, triples, query engines
     "extract": 2, "parallel": 2, "triples": 2, "index": 2, "engine": 2, "store": 2, "qindex": 2, "qbuild": 2, "qschema": 2,
     "remote": 2, "partitions": 2,

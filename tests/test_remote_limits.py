@@ -15,6 +15,11 @@ import kg
 from kg import defaults
 from kg.errors import KgError
 
+ODD = {  # results documents that are not what SPARQL 1.1 JSON results say
+    "/false-as-text": b'{"boolean": "false"}',
+    "/binding-without-type": b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"value": "y"}}]}}',
+}
+
 
 class _Endless(BaseHTTPRequestHandler):
     """Answers every POST with a body that never ends: fast (`/flood`) or a byte every 20 ms (`/trickle`)."""
@@ -24,6 +29,9 @@ class _Endless(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/sparql-results+json")
         self.end_headers()
+        if self.path in ODD:
+            self.wfile.write(ODD[self.path])
+            return
         try:
             self.wfile.write(b'{"head": {"vars": ["x"]}, "results": {"bindings": [')
             while True:
@@ -68,3 +76,11 @@ def test_a_push_whose_store_answers_without_end_stops(endless: str, mini_ttl: Pa
     monkeypatch.setattr(defaults, "REMOTE_MAX_BYTES", 4 << 20)
     with pytest.raises(KgError, match=r"sent more than 4 MB"):
         kg.push(mini_ttl, f"{endless}/flood")
+
+
+@pytest.mark.parametrize("path", sorted(ODD))
+def test_a_malformed_results_document_is_a_one_line_error(endless: str, path: str) -> None:
+    """`{"boolean": "false"}` was read as true and a binding without a type was a KeyError ("a bug in kg"):
+    remote answers are parsed by pyoxigraph's SPARQL results parser, which refuses both."""
+    with pytest.raises(KgError, match=r"with something that is not application/sparql-results\+json"):
+        kg.query("ASK { ?s ?p ?o }", endpoint=f"{endless}{path}", timeout=30)

@@ -141,7 +141,7 @@ Examples:
 @click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
               help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
                    "drill-down [map for large graphs, else papers].")
-@click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label or IRI).")
+@click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label, slug, kgc: name or IRI).")
 @click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
 @click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
