@@ -75,6 +75,14 @@ def fresh(graph: str | Path) -> Path | None:
     return path if same else None
 
 
+def connect(index: Path) -> sqlite3.Connection:
+    """A read-only connection to an index, which a process may keep: it reads the file it opened, also after
+    a new index is renamed over its path (a `kg serve` worker answers from one version of the graph)."""
+    db = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
+    db.execute("SELECT 1 FROM meta LIMIT 1")  # open the file now, not at the first query
+    return db
+
+
 def _record(path: Path, seen: str) -> None:
     """Record in the index the identity of the graph file a reader verified (nothing where it cannot be written)."""
     try:
@@ -97,9 +105,11 @@ def damaged(exc: sqlite3.DatabaseError) -> bool:
 _WARNED: set[tuple[str, str]] = set()
 
 
-def unreadable(index: Path, exc: Exception, then: str) -> None:
+def unreadable(index: Path | sqlite3.Connection, exc: Exception, then: str) -> None:
     """Say on stderr, in one line, that an index cannot be read and what is done instead (`then`); once per index
     and remedy in a process (a kg serve worker would otherwise say it at every query)."""
+    if isinstance(index, sqlite3.Connection):
+        index = Path(index.execute("PRAGMA database_list").fetchone()[2])
     if (str(index), then) not in _WARNED:
         _WARNED.add((str(index), then))
         print(f"kg: warning: the query index {index} cannot be read ({exc}); {then}", file=sys.stderr, flush=True)
@@ -167,9 +177,13 @@ def answers(q: NamedQuery) -> bool:
     return sql is not None and text == q.text
 
 
-def answer(index: Path, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
-    """Run a query that `answers` on a fresh index (kg.query checks both): its parameters bound as the engine binds them."""
-    db = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
+def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str, Any] | None = None, *,
+           max_rows: int | None = None) -> Results:
+    """Run a query that `answers` on a fresh index (kg.query checks both): its parameters bound as the engine binds them.
+
+    `index`: the index file, or a connection to it that the caller keeps (`connect`).
+    """
+    db = index if isinstance(index, sqlite3.Connection) else sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
     collecting = gc.isenabled()
     gc.disable()  # rows and terms are hundreds of thousands of new objects, none garbage: collecting them doubled the time
     try:
@@ -178,7 +192,8 @@ def answer(index: Path, q: NamedQuery, params: Mapping[str, Any] | None = None, 
     finally:
         if collecting:
             gc.enable()
-        db.close()
+        if db is not index:
+            db.close()
 
 
 @cache

@@ -28,11 +28,13 @@ __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_gra
 
 
 def run_store(
-    store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None, index: Path | None = None
+    store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None,
+    index: Path | sqlite3.Connection | None = None
 ) -> Results:
     """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
 
-    `index`: the graph's fresh query index (kg.qindex.fresh), which answers the queries that have a NAME.sql;
+    `index`: the graph's fresh query index (kg.qindex.fresh, or a connection to it that the caller keeps), which answers
+    the queries that have a NAME.sql;
     one that cannot be read (a damaged file whose stamp still matches) is passed over for the store, with a warning.
     """
     if index is not None and qindex.answers(q):

@@ -13,13 +13,16 @@ import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import graphio, guard
 from .defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
 from .pages import iri_page, offset_of, one_page, page, query_form, result_page
 from .results import GRAPH_FORMATS, MEDIA_TYPES, html_table
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
 
 DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
 DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
@@ -79,7 +82,7 @@ def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None
 # ---- what runs inside a worker process -------------------------------------------------------
 
 
-def _confined(graph: str, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
+def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
     """`_open` in a query worker that first bars itself from opening network sockets and caps its
     memory (kg.sandbox; `limits`: MB of address space, bytes of one response)."""
     from .sandbox import memory_limit, no_network
@@ -89,16 +92,22 @@ def _confined(graph: str, max_rows: int, memory: bool, limits: tuple[int, int]) 
     return _open(graph, max_rows, memory, limits[1])
 
 
-def _open(graph: str, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple:
-    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, the
-    graph's query index (kg.qindex; None when stale) and the byte cap."""
+def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple:
+    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
+    to the graph's query index (kg.qindex; None when stale) and the byte cap.
+
+    `graph`: the version the server pinned (kg.snapshot), whose store and index are opened once and kept, so
+    that named and ad-hoc queries are answered from that version; or a graph file by its path.
+    """
     from .qindex import fresh
     from .sanitise import check
-    from .store import open_store
+    from .snapshot import Snapshot, open_snapshot
 
-    store = open_store(graph, memory=memory)
+    if not isinstance(graph, Snapshot):
+        graph = Snapshot(Path(graph), fresh(graph))
+    store, index = open_snapshot(graph, memory=memory)
     check("ASK {}")  # load the query checker now, not during the first request
-    return store, max_rows, fresh(graph), max_bytes
+    return store, max_rows, index, max_bytes
 
 
 def _handle(state: tuple, job: dict) -> Reply:
@@ -152,33 +161,35 @@ class App:
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
                  max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
         from .admission import Admission, Buffers
-        from .qbuild import ensure
-        from .store import ensure_store
+        from .snapshot import take
         from .workers import Pool
 
         self.graph = graphio.require(graph)
-        if not memory:
-            try:
-                ensure_store(self.graph)  # build once here, so workers only open it read-only
-            except OSError:
-                pass  # an unwritable folder: each worker loads the file into memory instead
-        ensure(self.graph)  # the query index too, once here (None: the workers run every query in the engine)
+        # One version of the graph, its query index and its store (made here if missing, once per version of the
+        # graph), pinned for every worker (kg.snapshot)
+        try:
+            self.snapshot = take(self.graph)
+        except InputError as exc:  # e.g. a graph that does not parse
+            raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
         self.memory_mb = memory_mb
         self.hosts = guard.host_names(hosts)
         # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
-        self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
+        self.pool = Pool(_confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
         self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
         self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
         problem = self.pool.started()
         if problem is not None:
-            self.pool.close()
+            self.close()
             raise InputError(f"{self.graph}: cannot serve it ({problem})")
 
     def close(self) -> None:
-        """Stop the worker processes."""
+        """Stop the worker processes and let go of the pinned version of the graph."""
+        from .snapshot import release
+
         self.pool.close()
+        release(self.snapshot)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:

@@ -143,7 +143,7 @@ def _remove_unread(base: Path, keep: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)  # a failed build's leftovers
 
 
-def _hold(version: Path) -> None:
+def hold(version: Path) -> None:
     """Take a shared lock on a version, so no build removes it while this process reads it.
 
     One version of a store is held per process: opening a newer one lets go of the older (a process
@@ -156,6 +156,14 @@ def _hold(version: Path) -> None:
     stream = (version / READERS).open("ab")
     fcntl.flock(stream, fcntl.LOCK_SH)
     _HELD[str(version)] = stream
+
+
+def open_folder(version: Path):  # -> pyoxigraph.Store
+    """The store of one version folder (from `ensure_store`), read-only and held for this process."""
+    import pyoxigraph as ox
+
+    hold(version)
+    return ox.Store.read_only(str(version / "db"))
 
 
 def fresh_folder(graph: str | Path) -> Path | None:
@@ -184,7 +192,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
             raise OSError("in memory")
         for _ in range(3):  # a build may remove a version between finding and holding it: find again
             version = ensure_store(graph)
-            _hold(version)
+            hold(version)
             if (version / STAMP).is_file():
                 return ox.Store.read_only(str(version / "db")), version
         raise OSError(f"{store_dir(graph)}: versions keep changing")
@@ -194,6 +202,15 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
         store = ox.Store()
         with_deadline(lambda: _load(store, graph), None, f"loading {graph.name}")
         return store, None
+
+
+def in_memory(graph: Path):  # -> pyoxigraph.Store
+    """The graph file loaded into a new in-memory store (a parse error names the file)."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    _load(store, graph)
+    return store
 
 
 def _load(store: Any, graph: Path, compact: bool = False) -> None:

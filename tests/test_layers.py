@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "extract": 2, "parallel": 2, "triples": 2, "index": 2, "engine": 2, "store": 2, "qindex": 2, "qbuild": 2, "qschema": 2,
     "remote": 2, "partitions": 2,
     # L3: build and update, running a query
-    "build": 3, "update": 3, "query": 3, "training": 3, "cluster": 3, "upload": 3,
+    "build": 3, "update": 3, "query": 3, "snapshot": 3, "training": 3, "cluster": 3, "upload": 3,
     # L4: serve, render, analyze, report, export, evaluate
     "serve": 4, "pages": 4, "workers": 4, "views": 4, "render": 4, "conceptmap": 4, "paperlinks": 4, "searchindex": 4, "network": 4, "analyze": 4, "report": 4, "export": 4, "tables": 4, "evaluate": 4,
     # L5: the command line and the package's public API

@@ -212,7 +212,11 @@ def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) 
     from kg.serve import _open
     from kg.store import open_store
 
-    assert _open(str(mini_ttl), 5, False)[2] == _open(str(mini_ttl), 5, True)[2] == qindex.fresh(mini_ttl) is not None
+    def index_file(state: tuple) -> str:  # a worker keeps a connection to the index
+        return state[2].execute("PRAGMA database_list").fetchone()[2]
+
+    assert qindex.fresh(mini_ttl) is not None
+    assert index_file(_open(str(mini_ttl), 5, False)) == index_file(_open(str(mini_ttl), 5, True)) == str(qindex.fresh(mini_ttl).resolve())
     store = open_store(mini_ttl, memory=True)
     for words in ("HUMAN feedback", "offline reinforcement", "zz"):
         status, _, body = call(app, path="/queries/search", query={"words": words, "format": "csv"})

@@ -32,7 +32,8 @@ Examples:
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
-@click.option("--store", "with_store", is_flag=True, help="Also load the graph into its SPARQL store now (else the first ad-hoc query does).")
+@click.option("--store/--no-store", "with_store", default=True, show_default=True,
+              help="Also load the graph into its SPARQL store now, which ad-hoc queries and kg serve open at once (else the first of them loads it).")
 @clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -73,9 +74,9 @@ def build(
         _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
     if update_graph is not None:
-        _update(update_graph, inputs, output, render_html, options, read)
+        written = _update(update_graph, inputs, output, render_html, options, read)
         if with_store:
-            _store(output or update_graph)
+            _store(written)
         return
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
@@ -99,10 +100,13 @@ def build(
 
 
 def _store(graph: Path) -> None:
-    """`kg build --store`: the SPARQL store for ad-hoc queries, loaded now (the named queries need only the query index)."""
-    from ..store import ensure_store
+    """The SPARQL store for ad-hoc queries and `kg serve`, loaded now, once per version of the graph (the named
+    queries need only the query index): a user who built a graph does not wait for it again at the first query."""
+    from ..store import ensure_store, store_dir
 
-    click.echo(f"wrote {ensure_store(graph)}")
+    step(f"loading {graph} into its SPARQL store")
+    ensure_store(graph)
+    click.echo(f"wrote {store_dir(graph)}")
 
 
 @click.command(epilog="""\b
@@ -204,9 +208,9 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path]) -> None:
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path]) -> Path:
     """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
-    `refuse_overwrite` guards; `read`: the inputs, schemes and model)."""
+    `refuse_overwrite` guards; `read`: the inputs, schemes and model); the graph file it leaves."""
     from ..errors import UsageError
     from ..render import render as render_graph
     from ..update import update as update_graph
@@ -219,7 +223,7 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         click.echo(f"warning: {problem}", err=True)
     if not result.changed:
         click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it")
-        return
+        return result.path
     click.echo(f"wrote {result.path}")
     if render_html:
         page = render_graph(result.path, result.path.with_suffix(".html"))
@@ -228,3 +232,4 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)
+    return result.path

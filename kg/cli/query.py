@@ -110,7 +110,7 @@ Examples:
 @click.option("--max-rows", default=SERVE_MAX_ROWS, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
-              help="Workers load the graph into memory (faster queries) or open the persisted store (instant start, less RAM).")
+              help="Workers load the graph into memory (faster queries; they answer from the persisted store meanwhile) or only open the persisted store (less RAM).")
 @click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
 @click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
 @click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")

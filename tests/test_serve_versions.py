@@ -1,0 +1,112 @@
+"""kg serve answers named queries (from the query index) and ad-hoc SPARQL (from the store) from one version of the graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import kg
+from kg.catalog import resolve
+from kg.serve import make_app
+from tests.test_serve import RUNAWAY, call
+
+FIXTURES = Path(__file__).parent / "fixtures" / "query"
+SCHEME = {"schemes": [FIXTURES / "mini-scheme.ttl"], "default_scheme": False}
+
+
+def _more_papers(folder: Path, shown: int) -> Path:
+    """A paper list of the mini papers again under new ids: an update adds each of them."""
+    lines = (FIXTURES / "mini-papers.jsonl").read_text(encoding="utf-8").splitlines()
+    out = folder / "more.jsonl"
+    out.write_text("".join(json.dumps(json.loads(line) | {"id": f"n{i}-{json.loads(line)['id']}"}) + "\n"
+                           for i in range(shown) for line in lines), encoding="utf-8")
+    return out
+
+
+def _answers(app) -> tuple[bytes, bytes]:
+    """top-concepts answered twice: by name (the query index) and as ad-hoc SPARQL (the store)."""
+    status, _, named = call(app, path="/queries/top-concepts", query={"format": "csv"})
+    assert status == 200, named
+    text = resolve("top-concepts").text + "\n# typed by hand\n"  # not the shipped text: the engine answers it
+    status, _, typed = call(app, query={"query": text, "format": "csv"})
+    assert status == 200, typed
+    return named, typed
+
+
+@pytest.mark.parametrize("memory", [True, False], ids=["memory", "on-disk"])
+def test_named_and_ad_hoc_answers_come_from_one_graph_version_across_an_update(tmp_path: Path, memory: bool) -> None:
+    """M8 (issue #30): after `kg build --update` under a running server, named queries answered from the new
+    graph and ad-hoc SPARQL from the old one. Every answer pair must now come from one version, also from a
+    worker started after the update (one replaces a worker killed by a runaway query)."""
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    app = make_app(graph, workers=2, timeout=3.0, memory=memory)
+    try:
+        before = _answers(app)
+        assert before[0] == before[1]
+        assert kg.update(graph, [_more_papers(tmp_path, 3)], **SCHEME).added == 15
+        seen = set()
+        for _ in range(4):  # every worker, the spare included
+            named, typed = _answers(app)
+            assert named == typed, "named and ad-hoc answers from different versions of the graph"
+            seen.add(named)
+        assert call(app, query={"query": RUNAWAY})[0] == 503  # a worker killed and replaced
+        for _ in range(4):
+            named, typed = _answers(app)
+            assert named == typed, "a replacement worker answers from another version than the others"
+            seen.add(named)
+        assert seen == {before[0]}, "the server answers from the version it started with until it restarts"
+    finally:
+        app.close()
+    fresh = make_app(graph, workers=1, timeout=3.0, memory=memory)
+    try:
+        named, typed = _answers(fresh)
+        assert named == typed != before[0]
+    finally:
+        fresh.close()
+
+
+def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #29: a `kg serve` worker loading the graph in memory (43 s at 21k papers) answered nothing until then.
+    With the store `kg build` made (or the server, once per version of the graph), it answers from it at once,
+    then from memory, the same rows."""
+    import pyoxigraph as ox
+
+    from kg import snapshot as snapshot_module
+    from kg.snapshot import Warming, open_snapshot, release, take
+
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    snapshot = take(graph)
+    try:
+        assert isinstance(open_snapshot(snapshot, memory=True)[0], ox.Store)  # a small graph: loaded at once
+        monkeypatch.setattr(snapshot_module, "WARM_BYTES", 0)  # as if it were large
+        store, index = open_snapshot(snapshot, memory=True)
+        assert isinstance(store, Warming) and index is not None
+        count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+        first = [row[0].value for row in store.query(count)]
+        assert store.loaded.wait(60)
+        assert isinstance(store.store, ox.Store) and [row[0].value for row in store.query(count)] == first != ["0"]
+    finally:
+        release(snapshot)
+    assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name], "the pinned links are removed"
+
+
+def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_path: Path) -> None:
+    """A killed server leaves its folder of links (an old graph and index, 230 MB at 21k papers); the next server
+    of the graph removes it once no process holds its lock, and leaves a running server's alone."""
+    from kg import snapshot as snapshot_module
+    from kg.snapshot import release, take
+
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    killed, running = take(graph), take(graph)
+    assert killed.folder is not None and running.folder is not None and killed.folder != running.folder
+    snapshot_module._LOCKS.pop(killed.folder).close()  # what the end of its process does to its lock
+    third = take(graph)
+    try:
+        assert not killed.folder.exists() and running.folder.exists() and running.graph.is_file()
+        assert third.graph.read_bytes() == graph.read_bytes() and third.index is not None and third.store is not None
+    finally:
+        release(running)
+        release(third)
+    assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name]
