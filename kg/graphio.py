@@ -125,7 +125,8 @@ def refuse_dtd(path: Path) -> None:
 
 def no_such_graph(path: str | Path) -> InputError:
     """The one error for a graph file that is not there, whichever command asked for it."""
-    return InputError(f"{path}: no such graph file; run 'kg build' first (or 'kg build PAPERS -o {path}'), or pass the path of an existing graph")
+    return InputError(f"{path}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl -o {path}' "
+                      "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
 
 def require(path: str | Path) -> Path:

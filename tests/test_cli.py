@@ -83,11 +83,12 @@ def test_export_to_stdout_and_unknown_format(runner: CliRunner) -> None:
 def test_export_of_a_missing_graph_says_how_to_make_one(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["export", "graphs/none.ttl"])
     assert result.exit_code == 1
-    assert "graphs/none.ttl: no such graph file; run 'kg build' first" in result.output
+    assert "graphs/none.ttl: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl" in result.output
 
 
 MISSING = "graphs/none.ttl"
-ONE_MESSAGE = f"Error: {MISSING}: no such graph file; run 'kg build' first (or 'kg build PAPERS -o {MISSING}'), or pass the path of an existing graph"
+ONE_MESSAGE = (f"Error: {MISSING}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl -o {MISSING}' "
+               "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
 
 @pytest.mark.parametrize("args", [
