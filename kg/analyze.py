@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import qbuild
+from . import progress, qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
 from .graphio import format_for, read_triples, write
@@ -109,12 +109,14 @@ def compute(
     """Analyse a graph (path, triples or Built): nothing is written."""
     import networkx as nx
 
+    progress.stage("facts")
     facts = read_facts(graph)
     by_concept = facts.papers_of()
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
     n = len(facts.papers)
     pairs = sorted(facts.pairs().items())
+    progress.stage("centrality and communities")
     g = nx.Graph()
     g.add_nodes_from(range(len(concepts)))
     g.add_weighted_edges_from((index[a], index[b], w) for (a, b), w in pairs)
@@ -137,6 +139,7 @@ def compute(
     )
 
 
+@progress.stepped("analysing {graph}")
 def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
     """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically)."""
     triples = read_triples(graph) if isinstance(graph, (str, Path)) else list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
@@ -149,6 +152,7 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
         with atomic_write(out) as stream:
             write([*kept, *added], stream, format_for(None, out), ns=Namespaces(result.base))
             stamped = stamp_written(stream, out)
+        progress.stage("indexing for the named queries")
         qbuild.write(out, [*kept, *added], stamped)  # the query index, from the triples in hand
     return result
 
@@ -191,6 +195,7 @@ def _bridges(facts: Facts, groups: list[list[str]], k: int, seed: int, budget: i
 
     import networkx as nx
 
+    progress.stage("bridging papers")
     number = {c: i for i, members in enumerate(groups, start=1) for c in members}
     spans = {p: tuple(sorted({number[c] for c in cs})) for p, cs in facts.concepts_of().items() if cs}
     candidates = [p for p, s in spans.items() if len(s) > 1]
@@ -225,6 +230,7 @@ def _similar(facts: Facts, by_concept: dict[str, list[str]], k: int) -> tuple[Si
     import numpy as np
     from scipy import sparse
 
+    progress.stage("similar papers")
     n = len(facts.papers)
     papers = sorted({p for p, _ in facts.subjects})
     if k <= 0 or len(papers) < 2:

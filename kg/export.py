@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from . import graphio, triples
+from . import graphio, progress, triples
 from .atomic import atomic_write, refuse_overwrite
 from .errors import UsageError
 from .vocabulary import DEFAULT_BASE, RDF, Namespaces
@@ -34,6 +34,7 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
         raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*graphio.FORMATS, *NETWORK_FORMATS])})") from None
 
 
+@progress.stepped("converting {graph} to {fmt}")
 def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers") -> bytes:
     """The graph file `graph` serialized as `fmt`: an RDF format, or GraphML/GEXF of a networkx `view`."""
     fmt = format_for(fmt)
@@ -42,6 +43,7 @@ def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers") -> b
         _write_network(graph, buffer, fmt, view)
     elif fmt == "jsonld":
         graphio.write(graphio.read_triples(graph), buffer, fmt)
+        progress.stage("compacting the JSON-LD")
         return compact_jsonld(buffer.getvalue())
     else:
         graphio.write(graphio.read_triples(graph), buffer, fmt)

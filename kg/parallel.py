@@ -10,10 +10,10 @@ depends on that paper alone); otherwise it may count corpus statistics over its 
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
 
+from . import progress as progress_
 from .extract import Extraction, Extractor
 from .ingest import Paper
 
@@ -30,9 +30,9 @@ def extract(
     papers: Sequence[Paper],
     *,
     jobs: int = 1,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> list[Extraction]:
-    """Every paper's Extraction, in input order, the same for any number of jobs."""
+    """Every paper's Extraction, in input order, the same for any number of jobs (`progress`: a bar on stderr, None: when kg.progress is on)."""
     results: list[Extraction] = []
     if not getattr(extractor, "per_paper", False):
         # An extractor that may count corpus statistics over its whole input must see it in one call.
@@ -87,12 +87,7 @@ def _work(task: tuple[int, int, Sequence[Paper] | None]) -> list:
 
 
 @contextmanager
-def _bar(total: int, show: bool) -> Iterator[Callable[[int], None]]:
-    """A tqdm bar on stderr when asked (the CLI asks only when stderr is a terminal); else a no-op."""
-    if not show:
-        yield lambda n: None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit="paper", desc="extract", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
-        yield bar.update
+def _bar(total: int, show: bool | None) -> Iterator[Callable[[int], None]]:
+    """A bar of papers extracted on stderr when asked (None: when kg.progress is on); else a no-op."""
+    with progress_.step("extract", total=total, unit="papers", show=show) as tick:
+        yield tick

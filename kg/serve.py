@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import graphio, guard
+from . import graphio, guard, progress
 from .defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
 from .pages import iri_page, offset_of, one_page, page, query_form, result_page
@@ -161,6 +161,7 @@ class App:
                 ensure_store(self.graph)  # build once here, so workers only open it read-only
             except OSError:
                 pass  # an unwritable folder: each worker loads the file into memory instead
+        progress.stage("the query index")
         ensure(self.graph)  # the query index too, once here (None: the workers run every query in the engine)
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
         self.memory_mb = memory_mb
@@ -169,6 +170,7 @@ class App:
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
         self.pool = Pool(_confined, (str(self.graph), max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
         self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+        progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
         problem = self.pool.started()
         if problem is not None:
             self.pool.close()
@@ -345,6 +347,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
             503: "Service Unavailable"}
 
 
+@progress.stepped("starting the endpoint for {graph}")
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
     max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry)."""
