@@ -125,7 +125,11 @@ def note(message: str) -> None:
 
 
 def counted(items: Iterable[T], tick: Tick, every: int = EVERY) -> Iterable[T]:
-    """`items` passed through, ticking every `every` items (and the rest at the end); unchanged when `tick` shows nothing."""
+    """`items` passed through, ticking every `every` items (and the rest at the end); unchanged when `tick` shows nothing.
+
+    Shown, it made pyoxigraph's Turtle writer 1.14x slower on 2.7M triples (6.51 -> 7.40 s); taking items in
+    chained batches instead measured the same (7.49 s).
+    """
     if tick is silent:
         return items
     return _counting(items, tick, every)
