@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import qbuild
+from . import progress, qbuild
 from .atomic import atomic_write
 from .facts import Facts, read_facts
 from .graphio import format_for, parse, write
@@ -106,19 +106,17 @@ def compute(
     related: int = 10,
     similar: int = 5,
     bridges: int = 20,
-    progress: Callable[[str], None] | None = None,
 ) -> Analysis:
-    """Analyse a graph (path, triples or Built): nothing is written. `progress` is told each step as it starts."""
+    """Analyse a graph (path, triples or Built): nothing is written. Each step is a stage of kg.progress."""
     import networkx as nx
 
-    say = progress or (lambda _: None)
-    say(f"reading {graph}" if isinstance(graph, (str, Path)) else "reading the graph")
+    progress.stage(f"reading {graph}" if isinstance(graph, (str, Path)) else "reading the graph")
     facts = read_facts(graph)
     by_concept = facts.papers_of()
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
     n = len(facts.papers)
-    say(f"ranking and grouping {len(concepts):,} concepts of {n:,} papers")
+    progress.stage(f"ranking and grouping {len(concepts):,} concepts of {n:,} papers")
     pairs = sorted(facts.pairs().items())
     g = nx.Graph()
     g.add_nodes_from(range(len(concepts)))
@@ -131,9 +129,9 @@ def compute(
     for (a, b), w in pairs:
         pmi, jaccard = association(w, len(by_concept[a]), len(by_concept[b]), n)
         links.append(Related(a, b, w, round(pmi, 4), round(jaccard, 4)))
-    say("finding bridging papers")
+    progress.stage("finding bridging papers")
     bridging = _bridges(facts, groups, bridges, seed)
-    say("finding similar papers")
+    progress.stage("finding similar papers")
     return Analysis(
         facts=facts,
         base=_base(facts),
@@ -145,22 +143,22 @@ def compute(
     )
 
 
+@progress.stepped("analysing {graph}")
 def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
     """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically).
 
     A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
     """
-    say = options.get("progress") or (lambda _: None)
     if not isinstance(graph, (str, Path)):
         triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
         result = compute(triples, **options)
         if out is not None:
-            say(f"writing {out}")
+            progress.stage(f"writing {out}")
             _write(lambda: iter(triples), out, result, None)
         return result
     result = compute(graph, **options)
     if out is not None:
-        say(f"writing {out} and its query index")
+        progress.stage(f"writing {out} and its query index")
         facts = result.facts
         earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
         # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.

@@ -10,6 +10,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 from . import extract, graphio, ingest, parallel, qbuild, triples
 from . import index as graph_index
+from . import progress as progress_
 from . import scheme as scheme_
 from .atomic import atomic_write, locked
 from .defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.build.SAMPLE_NAME
@@ -61,13 +62,13 @@ def build(
     base: str = DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
-    progress: bool = False,
+    progress: bool | None = None,
     ids: Collection[str] | None = None,
 ) -> Built:
     """Read inputs (the bundled sample when None), extract concept links, and return the graph.
 
     `jobs` worker processes share the extraction (same output for any number); `progress` shows a
-    bar on stderr. With `ids`, only the papers with those ids are kept (kg.evaluate builds the
+    bar on stderr (None: when kg.progress is on). With `ids`, only the papers with those ids are kept (kg.evaluate builds the
     papers an expert file lists out of a larger file).
     """
     ns = Namespaces(base)  # validate options before any work
@@ -78,13 +79,15 @@ def build(
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
-    got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
+    with progress_.step(f"reading {', '.join(str(p) for p in paths)}", show=progress):
+        got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
     if ids is not None:
         kept = tuple(p for p in got.papers if p.id in ids)
         if not kept:
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
-    run = extract.make_extractor(extractor, scheme, threshold, model)
+    with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
+        run = extract.make_extractor(extractor, scheme, threshold, model)
     papers: tuple[ingest.Paper, ...]
     extractions: Sequence[extract.Extraction]
     problems: tuple[str, ...]
@@ -111,7 +114,7 @@ def _named(run: extract.Extractor, papers: Sequence[ingest.Paper], exc: Exceptio
 
 
 def _extract(
-    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool, jobs: int = 1, progress: bool = False
+    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool, jobs: int = 1, progress: bool | None = None
 ) -> tuple[tuple[ingest.Paper, ...], tuple[extract.Extraction, ...], tuple[str, ...]]:
     """Run the extractor over all papers; if it fails, find and name the record it fails on.
 
@@ -157,12 +160,13 @@ def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
         queries = qbuild.writer(path)
         try:
             with atomic_write(path) as stream:
-                graphio.write(qbuild.kept(built.triples(), queries), stream, name, ns=built.ns)
+                graphio.write(qbuild.kept(built.triples(), queries), stream, name, ns=built.ns, label=f"writing {path}")
                 stamped = graph_index.stamp_written(stream, path)
         except BaseException:
             if queries is not None:
                 queries.abort()
             raise
         if queries is not None:
-            queries.close(stamped)
+            with progress_.step(f"indexing {path} for the named queries"):
+                queries.close(stamped)
     return path

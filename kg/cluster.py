@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import extract, graphio, ingest, shards, triples, vocabulary
+from . import progress as progress_
 from . import scheme as scheme_
 from .atomic import atomic_write, locked
 from .build import _extract, sample_inputs
@@ -154,7 +155,7 @@ def _client(scheduler: Any, workers: int) -> Iterator[Any]:
         yield client
 
 
-def _map(client: Any, fn: Callable, items: Sequence, progress: bool, desc: str) -> list:
+def _map(client: Any, fn: Callable, items: Sequence, progress: bool | None, desc: str) -> list:
     """fn over items as a dask.bag of one item a partition, computed on the cluster; results in order."""
     import dask.bag as db
     from distributed import as_completed
@@ -163,14 +164,10 @@ def _map(client: Any, fn: Callable, items: Sequence, progress: bool, desc: str) 
         return []
     bag = db.from_sequence(items, npartitions=len(items)).map(fn)
     futures = client.compute(bag.to_delayed())
-    if progress:
-        import sys
-
-        from tqdm import tqdm
-
-        with tqdm(total=len(futures), unit="part", desc=desc, file=sys.stderr, leave=False) as bar:
+    with progress_.step(desc, total=len(futures), unit="parts", show=progress) as tick:
+        if tick is not progress_.silent:
             for _ in as_completed(futures):
-                bar.update(1)
+                tick(1)
     return [item for chunk in client.gather(futures) for item in chunk]
 
 
@@ -237,7 +234,7 @@ def _build(
     base: str = vocabulary.DEFAULT_BASE,
     skip_bad: bool = False,
     blocksize: int = BLOCKSIZE,
-    progress: bool = False,
+    progress: bool | None = None,
     update: bool = False,
 ) -> Sharded:
     """Build (or, with `update`, add the new papers of `inputs` to) the sharded graph in folder `output`.

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
 
-from . import graphio, triples
+from . import graphio, progress, triples
 from .atomic import atomic_write, refuse_overwrite
 from .errors import UsageError
 from .vocabulary import DEFAULT_BASE, RDF, XSD, Namespaces
@@ -38,6 +38,7 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
         raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*graphio.FORMATS, *OTHER_FORMATS])})") from None
 
 
+@progress.stepped("converting {graph} to {fmt}")
 def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers", table: str = "links") -> bytes:
     """The graph file `graph` serialized as `fmt`: an RDF format, GraphML/GEXF of a networkx `view`, or a CSV `table`."""
     buffer = io.BytesIO()

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
+from . import progress
 from .defaults import GRAPH_DIR
 from .errors import InputError, UsageError
 from .vocabulary import Namespaces
@@ -39,11 +40,18 @@ def format_for(name: str | None, path: str | Path | None = None) -> str:
     return name
 
 
-def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namespaces = Namespaces()) -> None:
-    """Serialize triples to a binary stream in one of FORMATS."""
+def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namespaces = Namespaces(), label: str | None = None) -> None:
+    """Serialize triples to a binary stream in one of FORMATS (`label`: the step kg.progress shows, triples counted)."""
     import pyoxigraph as ox
 
     rdf_format = getattr(ox.RdfFormat, FORMATS[format_for(fmt)][0])
+    with progress.step(label or f"writing {format_for(fmt)}", unit="triples") as tick:
+        _write(progress.counted(triples_, tick), stream, rdf_format, ns)
+
+
+def _write(triples_: Iterable, stream: IO[bytes], rdf_format, ns: Namespaces) -> None:  # rdf_format: pyoxigraph.RdfFormat
+    import pyoxigraph as ox
+
     items: Iterable = triples_
     if rdf_format.supports_datasets:
         items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)
@@ -157,7 +165,8 @@ def parse(path: str | Path) -> Iterator:
 
 def read_triples(path: str | Path) -> list:
     """Parse an RDF file (format from its suffix) into a list of pyoxigraph triples."""
-    return list(parse(path))
+    with progress.step(f"reading {path}", unit="triples") as tick:
+        return list(progress.counted(parse(path), tick))
 
 
 def latest_graph(folder: str | Path = GRAPH_DIR) -> Path | None:

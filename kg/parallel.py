@@ -10,10 +10,10 @@ depends on that paper alone); otherwise it may count corpus statistics over its 
 
 from __future__ import annotations
 
-import sys
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, Sequence, overload
 
+from . import progress as progress_
 from .extract import Extraction, Extractor
 from .ingest import Paper
 
@@ -30,9 +30,9 @@ def extract(
     papers: Sequence[Paper],
     *,
     jobs: int = 1,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> list[Extraction]:
-    """Every paper's Extraction, in input order, the same for any number of jobs."""
+    """Every paper's Extraction, in input order, the same for any number of jobs (`progress`: a bar on stderr, None: when kg.progress is on)."""
     results: list[Extraction] = []
     if not getattr(extractor, "per_paper", False):
         # An extractor that may count corpus statistics over its whole input must see it in one call.
@@ -105,19 +105,13 @@ class Streamed(Sequence[Extraction]):
 
 
 def streamed(extractor: Extractor, papers: Sequence[Paper], failed: Callable[[Exception, int], Exception], *,
-             jobs: int, progress: bool = False) -> Streamed:
+             jobs: int, progress: bool | None = None) -> Streamed:
     """Start `jobs` worker processes on a per-paper extractor; their results come as the Streamed sequence is read."""
     ranges = [(i, min(i + CHUNK, len(papers))) for i in range(0, len(papers), CHUNK)]
-    bar = _open_bar(len(papers)) if progress else None
+    shown = ExitStack()  # the progress step stays open while the Streamed sequence is read, closed when it is done
+    tick = shown.enter_context(_bar(len(papers), progress))
     chunks = _in_workers(extractor, papers, ranges, jobs)
-    return Streamed(chunks, len(papers), failed, bar.update if bar is not None else lambda n: None,
-                    bar.close if bar is not None else lambda: None)
-
-
-def _open_bar(total: int) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="paper", desc="extract", file=sys.stderr, dynamic_ncols=True, leave=False)
+    return Streamed(chunks, len(papers), failed, tick, shown.close)
 
 
 def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int) -> Iterator[list]:
@@ -164,12 +158,7 @@ def _work(task: tuple[int, int, Sequence[Paper] | None]) -> list:
 
 
 @contextmanager
-def _bar(total: int, show: bool) -> Iterator[Callable[[int], None]]:
-    """A tqdm bar on stderr when asked (the CLI asks only when stderr is a terminal); else a no-op."""
-    if not show:
-        yield lambda n: None
-        return
-    from tqdm import tqdm
-
-    with tqdm(total=total, unit="paper", desc="extract", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
-        yield bar.update
+def _bar(total: int, show: bool | None) -> Iterator[Callable[[int], None]]:
+    """A bar of papers extracted on stderr when asked (None: when kg.progress is on); else a no-op."""
+    with progress_.step("extract", total=total, unit="papers", show=show) as tick:
+        yield tick

@@ -29,11 +29,11 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import progress
 from .errors import KgError
 from .facts import digest
 from .index import stamp
@@ -340,9 +340,8 @@ def ensure(graph: str | Path) -> Path | None:
     if found is not None or not graph.is_file():
         return found
     rdf_format(graph)  # a file no reader may parse (kg.graphio) is refused here, not after the engine or kg serve's workers start
-    if sys.stderr.isatty():
-        print(f"kg: indexing {graph} for the named queries (once per version of the graph)…", file=sys.stderr, flush=True)
     try:
-        return write(graph, parse(graph), stamp(graph))
+        with progress.step(f"indexing {graph} for the named queries (once per version of the graph)", unit="triples") as tick:
+            return write(graph, progress.counted(parse(graph), tick), stamp(graph))
     except KgError:
         return None  # not a readable graph: the engine gives the message

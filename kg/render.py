@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import names
+from . import names, progress
 from .atomic import atomic_write, refuse_overwrite
 from .conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
 from .errors import QueryError, UsageError
@@ -64,6 +64,7 @@ class Rendered:
         return str(self.path) if self.path is not None else f"<kg page: {self.nodes} nodes>"
 
 
+@progress.stepped("drawing {graph}")
 def render(
     graph: Any,
     out: str | Path | None = None,
@@ -97,6 +98,7 @@ def render(
         raise UsageError("--concept draws a neighbourhood in the papers or concepts view, not on the map")
     chosen = build_view(graph, view=view, concept=concept, hops=hops, query=query, params=params,
                         max_nodes=max_nodes, title=title)
+    progress.stage("writing the page")
     page = to_html(chosen)
     path = None
     if out is not None:
@@ -125,6 +127,7 @@ def build_view(
     max_nodes None: DEFAULT_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
     """
     triples, name = _triples(graph)
+    progress.stage("laying out the view")
     index = Scene(triples)
     if view is None and query is None and concept is None:
         drawn = len(index.papers) + len(index.paper_count)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from . import progress
 from .analyze import Analysis, compute
 from .atomic import atomic_write, refuse_overwrite
 from .facts import Facts
@@ -24,6 +25,7 @@ COLOR = "#3b6ea8"
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
+@progress.stepped("reporting on {graph}")
 def report(graph: str | Path, out: str | Path) -> Path:
     """Write the HTML report of the graph file `graph` to `out` (atomically) and return its path."""
     refuse_overwrite(out, [graph])
@@ -39,6 +41,7 @@ def report_html(graph: str | Path, out_dir: str | Path = ".") -> str:
     facts = result.facts
     interactive = Path(graph).with_suffix(".html")
     link = quote(Path(os.path.relpath(interactive, out_dir)).as_posix()) if interactive.is_file() else None
+    progress.stage("charts")
     by_concept = facts.papers_of()
     top = sorted(by_concept, key=lambda c: (-len(by_concept[c]), -result.pagerank.get(c, 0), c))
     sections = [

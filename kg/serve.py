@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from . import graphio, guard
+from . import graphio, guard, progress
 from .defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_MAX_ROWS, SERVE_TIMEOUT
 from .errors import InputError, KgError, UsageError
 from .pages import iri_page, offset_of, one_page, page, query_form, result_page
@@ -168,6 +168,7 @@ class App:
         # One version of the graph, its query index and its store (made here if missing, once per version of the
         # graph), pinned for every worker (kg.snapshot)
         try:
+            progress.stage("the graph's store and query index")
             self.snapshot = take(self.graph)
         except InputError as exc:  # e.g. a graph that does not parse
             raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
@@ -366,6 +367,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
             503: "Service Unavailable"}
 
 
+@progress.stepped("starting the endpoint for {graph}")
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
     max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,

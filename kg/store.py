@@ -25,12 +25,11 @@ import functools
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from . import graphio
+from . import graphio, progress
 from .deadline import with_deadline
 from .defaults import VERSION as __version__
 from .errors import InputError
@@ -106,12 +105,11 @@ def _build(graph: Path, base: Path) -> Path:
     import pyoxigraph as ox
 
     stamped = _stamp(graph)
-    if sys.stderr.isatty():
-        print(f"kg: loading {graph} into its SPARQL store {base} (once per version of the graph)…", file=sys.stderr, flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="v-", suffix=".tmp", dir=base))
     try:
         store = ox.Store(str(tmp / "db"))
-        with_deadline(functools.partial(_load, store, graph, compact=True), None, f"loading {graph.name}")  # Ctrl-C ends it at once
+        with progress.step(f"loading {graph} into its SPARQL store (once per version of the graph)"):
+            with_deadline(functools.partial(_load, store, graph, compact=True), None, f"loading {graph.name}")  # Ctrl-C ends it at once
         del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamped), encoding="utf-8")
         (tmp / READERS).touch()
@@ -200,7 +198,8 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
         raise
     except OSError:
         store = ox.Store()
-        with_deadline(lambda: _load(store, graph), None, f"loading {graph.name}")
+        with progress.step(f"loading {graph} into memory"):
+            with_deadline(lambda: _load(store, graph), None, f"loading {graph.name}")
         return store, None
 
 

@@ -73,7 +73,7 @@ def update(
     base: str = DEFAULT_BASE,
     skip_bad: bool = False,
     jobs: int = 1,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> Updated:
     """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place.
 
@@ -102,7 +102,7 @@ def _update(
     base: str,
     skip_bad: bool,
     jobs: int,
-    progress: bool,
+    progress: bool | None,
 ) -> Updated:
     ns = Namespaces(base)
     fmt = graphio.format_for(None, out)

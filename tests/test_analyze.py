@@ -239,10 +239,13 @@ def test_betweenness_in_batches_is_networkx_betweenness() -> None:
         assert got[p] == pytest.approx(want[p], rel=1e-9, abs=1e-9), p
 
 
-def test_the_analysis_says_each_step_as_it_starts(two_topics_ttl: Path, tmp_path: Path) -> None:
-    """Minutes on a large graph with nothing on screen (issue #29): kg analyze tells a terminal each step."""
+def test_the_analysis_says_each_step_as_it_starts(two_topics_ttl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Minutes on a large graph with nothing on screen (issue #29): kg analyze tells a terminal each step (kg.progress)."""
+    from kg import progress
+
     said: list[str] = []
-    kg.analyze(two_topics_ttl, tmp_path / "out.ttl", progress=said.append)
+    monkeypatch.setattr(progress, "stage", said.append)
+    kg.analyze(two_topics_ttl, tmp_path / "out.ttl")
     assert said[0] == f"reading {two_topics_ttl}"
     assert [s.split()[0] for s in said] == ["reading", "ranking", "finding", "finding", "writing"]
     assert "6 concepts of 10 papers" in said[1] and said[-1].startswith(f"writing {tmp_path / 'out.ttl'}")

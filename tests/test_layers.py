@@ -13,7 +13,7 @@ KG = Path(__file__).parent.parent / "kg"
 # Layer of each module (a package counts as its folder's modules; `kg` itself re-exports the API).
 LAYERS: dict[str, int] = {
     # L0: errors, vocabulary, defaults, files
-    "errors": 0, "sandbox": 0, "admission": 0, "deadline": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0,
+    "errors": 0, "sandbox": 0, "admission": 0, "deadline": 0, "vocabulary": 0, "defaults": 0, "atomic": 0, "resources": 0, "progress": 0,
     # L1: ingest, scheme, graph reading, query catalog and results
     "ingest": 1, "scheme": 1, "graphio": 1, "facts": 1, "catalog": 1, "results": 1, "sparql": 1, "sanitise": 1,
     "keywords": 1, "expert": 1, "shards": 1, "guard": 1, "names": 1, "qadvice": 1,

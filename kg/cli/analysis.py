@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import clean_errors, step
+from .common import clean_errors, with_progress
 
 
 @click.command()
@@ -14,13 +14,14 @@ from .common import clean_errors, step
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Graph file to write [GRAPH itself, replacing any earlier analysis].")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of the community detection and sampled betweenness.")
 @click.option("--resolution", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Louvain resolution: above 1, more and smaller communities.")
+@with_progress
 @clean_errors
 def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
     """Add centrality, communities, related concepts, bridging and similar papers to a graph."""
     from ..analyze import analyze as analyze_graph
 
     output = output or graph
-    result = analyze_graph(graph, output, seed=seed, resolution=resolution, progress=step)  # each step on a terminal
+    result = analyze_graph(graph, output, seed=seed, resolution=resolution)
     s = result.summary()
     click.echo(f"wrote {output}")
     click.echo(
@@ -32,12 +33,12 @@ def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> N
 @click.command()
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with -report.html].")
+@with_progress
 @clean_errors
 def report(graph: Path, output: Path | None) -> None:
     """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
     from ..report import report as report_graph
 
-    step(f"reporting on {graph}")
     page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
     click.echo(f"wrote {page}")
 
@@ -53,6 +54,7 @@ def report(graph: Path, output: Path | None) -> None:
 @click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers (JSONL: id, title, abstract) to build in memory, those the expert file lists.")
 @click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
 @click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind; with --expert: misses by cause, wrong subjects by kind).")
+@with_progress
 @clean_errors
 def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: Path | None, papers: Path | None, vocabulary: Path | None, verbose: bool) -> None:
     """Score a graph's subjects against gold topics, author keywords or expert topic lists: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
@@ -93,6 +95,7 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: 
 @click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers' titles and abstracts (JSON, JSONL or CSV with id, title, abstract).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Model file to write (JSON), for `kg build --model`.")
 @click.option("--folds", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds (by paper).")
+@with_progress
 @clean_errors
 def train(keywords: Path | None, expert: Path | None, papers: Path | None, output: Path, folds: int) -> None:
     """Fit the link scorer on expert topic lists or author keywords; print its cross-validated figures (needs kg[train])."""

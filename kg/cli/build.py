@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..defaults import BASE, GRAPH_DIR, SAMPLE_NAME
-from .common import clean_errors, params_of, refuse_overwrite, step
+from .common import clean_errors, params_of, refuse_overwrite, step, with_progress
 
 
 @click.command(epilog="""\b
@@ -27,13 +27,14 @@ Examples:
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
 @click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction while the graph is written (same output for any number; faster only with idle cores).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr [on when stderr is a terminal].")
+@click.option("--progress/--no-progress", default=None, help="Progress on stderr even when it is no terminal, or none [on when stderr is a terminal and -q is not given].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
 @click.option("--store/--no-store", "with_store", default=True, show_default=True,
               help="Also load the graph into its SPARQL store now, which ad-hoc queries and kg serve open at once (else the first of them loads it).")
+@with_progress
 @clean_errors
 def build(
     inputs: tuple[Path, ...],
@@ -54,10 +55,13 @@ def build(
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
+    from .. import progress as progress_
     from ..build import build as build_graph
     from ..build import write
     from ..render import render as render_graph
 
+    if progress is not None:
+        progress_.enable(progress)
     # The options a full build and an update share, spelled once.
     options: dict[str, Any] = {
         "schemes": schemes,
@@ -67,7 +71,6 @@ def build(
         "base": base,
         "skip_bad": skip_bad,
         "jobs": jobs,
-        "progress": sys.stderr.isatty() if progress is None else progress,
     }
     read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
@@ -84,11 +87,9 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
-    step(f"writing {output}")
     write(built, output)
     click.echo(f"wrote {output}")
     if render_html:
-        step(f"drawing {output.with_suffix('.html')}")
         page = render_graph(output, output.with_suffix(".html"))
         click.echo(f"wrote {page}")
     s = built.summary()
@@ -123,6 +124,7 @@ Examples:
 @click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
 @click.option("--table", type=click.Choice(["links", "concepts"]), default="links", show_default=True,
               help="CSV: one row per paper–concept link (score, evidence), or one per concept (counts).")
+@with_progress
 @clean_errors
 def export(graph: Path, fmt: str | None, output: Path | None, view: str, table: str) -> None:
     """Convert a graph file to another RDF format, to GraphML/GEXF for Gephi and Cytoscape, or to a CSV table."""
@@ -159,6 +161,7 @@ Examples:
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
 @click.option("--max-nodes", type=click.IntRange(min=0), help="Draw at most N nodes, noting the rest on the page: the most connected, or in a large papers view N linked papers [500; the map: 150 concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
+@with_progress
 @clean_errors
 def render(
     graph: Path,
@@ -174,7 +177,6 @@ def render(
     """Draw a graph as an interactive HTML page that works offline."""
     from ..render import render as render_graph
 
-    step(f"drawing {output or graph.with_suffix('.html')}")
     page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
                         query=query, params=params_of(params), max_nodes=max_nodes, title=title)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")

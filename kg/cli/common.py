@@ -14,9 +14,29 @@ from ..errors import KgError
 
 
 def step(message: str) -> None:
-    """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe)."""
-    if sys.stderr.isatty():
-        click.echo(f"{message}…", err=True)
+    """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe, or with -q)."""
+    from .. import progress
+
+    progress.note(message)
+
+
+def with_progress(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add -q/--quiet, and show the library's progress (kg.progress) on stderr while the command runs when stderr
+    is a terminal and -q is not given: a pipe or a log file gets none of it."""
+
+    @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr [shown while a step runs, when stderr is a terminal].")
+    @functools.wraps(command)
+    def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+        from .. import progress
+
+        before = progress.enabled()
+        progress.enable(sys.stderr.isatty() and not quiet)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            progress.enable(before)
+
+    return wrapper
 
 
 def clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
-from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show
+from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
 
 
 @click.command("query", epilog="""\b
@@ -30,6 +30,7 @@ Examples:
 @click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
 @click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0),
               help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
+@with_progress
 @clean_errors
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
                   list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
@@ -114,6 +115,7 @@ Examples:
 @click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
 @click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
 @click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
+@with_progress
 @clean_errors
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
                   max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
@@ -133,6 +135,7 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
               "Through --store it needs --endpoint of the same store for the swap, unless the graph fits one request and --bulk is not given.")
 @click.option("--bulk", is_flag=True, help="With --store: into the store's bulk loader (Oxigraph's no_transaction), several times faster; a failed request may stay partly loaded.")
 @click.option("--batch", type=click.IntRange(1), help="Triples per request [10000 with --store, 500000 with --bulk, else 20000].")
+@with_progress
 @clean_errors
 def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, bulk: bool,
                  batch: int | None) -> None:
