@@ -38,7 +38,6 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
         raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*graphio.FORMATS, *OTHER_FORMATS])})") from None
 
 
-@progress.stepped("converting {graph} to {fmt}")
 def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers", table: str = "links") -> bytes:
     """The graph file `graph` serialized as `fmt`: an RDF format, GraphML/GEXF of a networkx `view`, or a CSV `table`."""
     buffer = io.BytesIO()
@@ -46,6 +45,7 @@ def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers", tabl
     return buffer.getvalue()
 
 
+@progress.stepped("converting {graph} to {fmt}")
 def export_to(graph: str | Path, stream: IO[bytes], fmt: str = "ttl", view: str = "papers", table: str = "links") -> int:
     """Write the graph file `graph` as `fmt` to a binary stream; return how many triples (RDF), rows (CSV) or nodes it wrote.
 
@@ -58,11 +58,12 @@ def export_to(graph: str | Path, stream: IO[bytes], fmt: str = "ttl", view: str 
         from .tables import write_table
 
         return write_table(graph, stream, table)
-    counted = _Counted(graphio.parse(graph))
-    if fmt == "jsonld":
-        write_jsonld(counted, stream)
-    else:
-        graphio.write(counted, stream, fmt)
+    with progress.step(f"writing {fmt}", unit="triples") as tick:
+        counted = _Counted(progress.counted(graphio.parse(graph), tick))
+        if fmt == "jsonld":
+            write_jsonld(counted, stream)
+        else:
+            graphio.write(counted, stream, fmt)
     return counted.n
 
 

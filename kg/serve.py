@@ -180,6 +180,7 @@ class App:
         self.pool = Pool(_confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
         self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
         self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
+        progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
         problem = self.pool.started()
         if problem is not None:
             self.close()
