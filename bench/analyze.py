@@ -13,8 +13,8 @@ from itertools import islice
 from pathlib import Path
 
 import kg
-from kg.analyze import compute
-from kg.network import to_networkx
+from kg.views.analyze import compute
+from kg.views.network import to_networkx
 
 
 def main() -> None:

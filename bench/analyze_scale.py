@@ -53,7 +53,7 @@ def counts(graph: Path) -> str:
     """Papers, concepts, subject links and co-occurring pairs of a graph, and its triples (from its query index)."""
     import sqlite3
 
-    from kg.qindex import index_path
+    from kg.sparql.index import index_path
 
     db = sqlite3.connect(index_path(graph))
     one = lambda sql: db.execute(sql).fetchone()[0]  # noqa: E731

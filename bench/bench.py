@@ -56,9 +56,11 @@ def stages(corpus: Path, workdir: Path) -> dict:
     """Child process: each stage of a build, timed, with peak RSS after it."""
     t0 = time.perf_counter()
     import kg  # noqa: F401
-    from kg import extract, ingest, parallel
-    from kg import scheme as scheme_
-    from kg.build import Built, write
+    from kg import extract
+    from kg.extract import ingest
+    from kg.extract import scheme as scheme_
+    from kg.pipeline import parallel
+    from kg.pipeline.build import Built, write
 
     out: dict = {"import kg": time.perf_counter() - t0}
     t = time.perf_counter()
@@ -81,7 +83,7 @@ def stages(corpus: Path, workdir: Path) -> dict:
     # write() generates the triples again as it serializes: subtract the measured generation time.
     out["serialize"] = time.perf_counter() - t - out["RDF build"]
     out["peak before store"] = peak_mb()
-    from kg import store as store_
+    from kg.sparql import store as store_
 
     t = time.perf_counter()
     store_.ensure_store(ttl)  # the persisted store `kg query` uses, beside the graph file
@@ -132,7 +134,7 @@ def child(kind: str, *args: str) -> dict:
 
 
 def named_queries() -> list[str]:
-    from kg.query import catalog
+    from kg.sparql.run import catalog
 
     return sorted(catalog())
 
@@ -146,7 +148,7 @@ VARIANTS = {"search": [{"words": "learning"}, {"words": "reinforcement learning"
 
 def params_for(name: str, paper: str) -> dict[str, str]:
     """Values for a named query's parameters (required ones, and root for the concept tree)."""
-    from kg.query import resolve
+    from kg.sparql.run import resolve
 
     q = resolve(name)
     values = {**PARAMS, "paper": paper}
@@ -169,7 +171,7 @@ def label(name: str, params: dict[str, str]) -> str:
 def queries_in_store(graph: Path, paper: str) -> dict:
     """Child process: each named query through kg.query (the query index, or the store for paper-graph)."""
     import kg
-    from kg.store import open_store
+    from kg.sparql.store import open_store
 
     out = {}
     t = time.perf_counter()
@@ -277,7 +279,7 @@ def main() -> None:
             print(f"first `kg query top-concepts` process on a copy of the graph (makes its query index first): {fmt(wall)} s, peak RSS {rss:.0f} MB")
             notes.append(f"{n:,} papers: `kg build` stages {fmt(sum(st[k] for k in ('read', 'extract', 'RDF build', 'serialize')))} s; "
                          f"then the first `kg query top-concepts` process on a copy with no query index, {fmt(wall)} s")
-            from kg.store import fresh_folder
+            from kg.sparql.store import fresh_folder
 
             version = fresh_folder(first)
             if version is not None:

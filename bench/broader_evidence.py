@@ -18,8 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kg import ingest, scheme
-from kg.extract import PhraseExtractor
+from kg.extract import PhraseExtractor, ingest, scheme
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"

@@ -3,7 +3,7 @@
 Usage: python bench/build_size.py [CORPUS.jsonl] [N] [--no-prior]
 Extracts N corpus abstracts in one build and again in builds of 40 papers, and prints how far
 the subject sets agree (Jaccard over (paper, concept) pairs). --no-prior ignores the corpus
-rates of kg/patterns/concept-rates.tsv, to see what the prior is for.
+rates of kg/extract/patterns/concept-rates.tsv, to see what the prior is for.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from kg import ingest, scheme
-from kg.extract import PhraseExtractor
+from kg.extract import PhraseExtractor, ingest, scheme
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 SMALL = 40

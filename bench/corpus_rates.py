@@ -1,4 +1,4 @@
-"""Write kg/patterns/concept-rates.tsv: how common each concept is in a reference corpus, and how topical.
+"""Write kg/extract/patterns/concept-rates.tsv: how common each concept is in a reference corpus, and how topical.
 
 Usage: python bench/corpus_rates.py [CORPUS.jsonl] [OUT.tsv]
 Salience scales a concept's evidence down when many papers mention it ("optimization", "neural
@@ -23,8 +23,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from kg import ingest, scheme
-from kg.extract import PhraseExtractor, salience
+from kg.extract import PhraseExtractor, ingest, salience, scheme
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from title_proxy import sample

@@ -1,4 +1,4 @@
-"""The scorer fitted on expert topic lists, cross-validated over several fold splits (kg.training.expert).
+"""The scorer fitted on expert topic lists, cross-validated over several fold splits (kg.extract.training.expert).
 
 Usage: python bench/expert_cv.py [EXPERT.jsonl PAPERS.jsonl] [--repeats N]
 The scorer is fitted and its threshold chosen as `kg train --expert` does (the lowest with out-of-fold
@@ -15,11 +15,11 @@ import random
 import sys
 from pathlib import Path
 
-from kg import ingest, scheme
-from kg.expert import read_expert
+from kg.extract import ingest, scheme
+from kg.extract.expert import read_expert
 from kg.extract.matcher import PhraseExtractor
-from kg.training.expert import PRECISION_FLOOR, THRESHOLDS, Judge, subjects, table
-from kg.training.scorer import Table, cross_validated
+from kg.extract.training.expert import PRECISION_FLOOR, THRESHOLDS, Judge, subjects, table
+from kg.extract.training.scorer import Table, cross_validated
 
 GOLD = Path(__file__).resolve().parent.parent.parent / "shared" / "gold"
 def cross_validate(data: Table, judge: Judge, repeats: int, titled: bool) -> dict[str, float]:

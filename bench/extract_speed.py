@@ -11,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from kg import ingest, scheme
-from kg.extract import PhraseExtractor
+from kg.extract import PhraseExtractor, ingest, scheme
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 

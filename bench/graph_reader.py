@@ -1,4 +1,4 @@
-"""Time the one reader of a graph (kg.facts.of_triples) and the pages' view of it (kg.views.Scene) on a graph file.
+"""Time the one reader of a graph (kg.graph.facts.of_triples) and the pages' view of it (kg.views.scene.Scene) on a graph file.
 
 Usage: .venv/bin/python bench/graph_reader.py GRAPH [--repeat 3]
 Prints the triple count and the best of `repeat` runs of each (the triples parsed once, beforehand).
@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kg.facts import of_triples
-from kg.graphio import read_triples
-from kg.views import Scene
+from kg.graph.facts import of_triples
+from kg.graph.files import read_triples
+from kg.views.scene import Scene
 
 
 def best(step: Callable[[], object], repeat: int) -> float:

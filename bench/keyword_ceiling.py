@@ -2,7 +2,7 @@
 
     python bench/keyword_ceiling.py [KEYWORDS.jsonl]        (needs scikit-learn: pip install "kg[train]")
 
-Every figure is the keyword rule's roll-up micro P/R/F1 (kg.keywords) on the file, 5 contiguous folds by
+Every figure is the keyword rule's roll-up micro P/R/F1 (kg.extract.keywords) on the file, 5 contiguous folds by
 paper as `kg train` makes them, each row at the cut that maximises its F1 (so the rows are upper bounds
 for their models). Papers are read with their titles. In one run:
 
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from kg.extract.features import FEATURES, ConceptFacts, eligible
-from kg.keywords import KeywordPaper, read_keywords, score_keywords, topic_key
-from kg.scheme import load
-from kg.training.scorer import FOLDS, Table, fit, hierarchy_of, table
+from kg.extract.keywords import KeywordPaper, read_keywords, score_keywords, topic_key
+from kg.extract.scheme import load
+from kg.extract.training.scorer import FOLDS, Table, fit, hierarchy_of, table
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "gold" / "keywords-dev.jsonl"
 CUTS = tuple(round(0.1 + 0.025 * i, 3) for i in range(21))

@@ -70,7 +70,8 @@ def silences(args: list[str], cwd: Path, until: bytes | None = None) -> tuple[fl
 
 def counting_cost(graph: Path) -> None:
     """Write and read the graph with progress off and on, alternately; best of 5 each."""
-    from kg import graphio, progress
+    from kg.core import progress
+    from kg.graph import files as graphio
 
     triples = graphio.read_triples(graph)
     sink = open(os.devnull, "w")
@@ -122,7 +123,7 @@ def main() -> None:
             "analyze": ["analyze", "g.ttl", "-o", "analysed.ttl"],
             "serve": ["serve", "g.ttl", "--port", "0"],
         }
-        for name, args in runs.items():  # with -q, or before kg.progress, the longest silence was the whole command
+        for name, args in runs.items():  # with -q, or before kg.core.progress, the longest silence was the whole command
             if name not in chosen or (name == "build" and options.papers is None):
                 continue
             total, first, longest, shown = silences(args, work, b"Ctrl-C to stop" if name == "serve" else None)

@@ -39,7 +39,7 @@ TARGET = "https://example.org/graph/bench"
 def shard_folder(graph: Path, copies: int, folder: Path) -> tuple[int, int]:
     """Write the replicated graph as a shard folder kg push reads; (papers, lines)."""
     once, each = split(graph)
-    from kg import shards
+    from kg.graph import shards
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -56,7 +56,7 @@ def shard_folder(graph: Path, copies: int, folder: Path) -> tuple[int, int]:
 
 def first_copies(folder: Path, k: int, out: Path) -> Path:
     """A shard folder of the scheme shard and the first k copies (hard links), for the slow way."""
-    from kg import shards
+    from kg.graph import shards
 
     manifest = shards.read(folder)
     out.mkdir(exist_ok=True)
@@ -76,7 +76,8 @@ def distinct(folder: Path) -> int:
 
 def client_only(folder: Path, graph: Path) -> None:
     """Seconds the client spends making the requests, with no server: shard bytes, and a Turtle file parsed."""
-    from kg import shards, upload
+    from kg.graph import shards
+    from kg.sparql import push as upload
 
     t = time.perf_counter()
     n = sum(c for c, _ in upload._lines(shards.files(folder), upload.STORE_BATCH))
@@ -128,7 +129,7 @@ def outcome(server: Oxigraph, folder: Path, target: str | None, sent: int, secon
 
 def offline(work: Path, folder: Path, target: str | None) -> dict:
     """The ceiling: the shards loaded by `oxigraph load` (the store's own offline bulk loader, no server), then served to count."""
-    from kg import shards
+    from kg.graph import shards
 
     location = Path(tempfile.mkdtemp(prefix="oxigraph-load-", dir=work))
     files = [str(f) for f in shards.files(folder)]
@@ -161,7 +162,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}; into {'the default graph' if args.default_graph else TARGET}", flush=True)
     folder = work / "shards"
     if args.reuse:
-        from kg import shards
+        from kg.graph import shards
 
         manifest = shards.read(folder)
         papers, lines = manifest.papers, manifest.triples

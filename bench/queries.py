@@ -5,7 +5,7 @@
 One run, in this order, each step a fresh process where it says so:
   1. a corpus of --papers (bench/bench.py's make_corpus: the real abstracts, then copies with new ids);
   2. `kg build CORPUS --no-render` (a process: wall time, peak RSS), which writes the graph and its
-     query index (kg.qindex);
+     query index (kg.sparql.index);
   3. the query index alone, written again from the graph's triples held in memory (what the build does
      after serializing): its time and size against the build's;
   4. `kg analyze` (a process), so that communities, related-concepts and similar-papers have rows;
@@ -66,9 +66,9 @@ def child(kind: str, *args: str) -> dict:
 
 def index_alone(graph: str) -> dict:
     """Child: the query index written from the graph's triples in memory, as kg build does after serializing."""
-    from kg import qbuild
-    from kg.graphio import read_triples
-    from kg.index import stamp
+    from kg.graph.files import read_triples
+    from kg.graph.stamp import stamp
+    from kg.sparql import index_build as qbuild
 
     t = time.perf_counter()
     triples = read_triples(graph)
@@ -94,10 +94,10 @@ def queries(graph: str, paper: str, store: bool = True) -> dict:
     """Child: every named query through kg.query, twice each, with its rows; paper-graph after the store is built
     (left out when not `store`)."""
     import kg
-    from kg.catalog import catalog
-    from kg.defaults import SERVE_MAX_ROWS
-    from kg.qindex import answers
-    from kg.store import ensure_store
+    from kg.core.defaults import SERVE_MAX_ROWS
+    from kg.sparql.catalog import catalog
+    from kg.sparql.index import answers
+    from kg.sparql.store import ensure_store
 
     out: dict = {}
     for name, q in sorted(catalog().items()):

@@ -142,7 +142,7 @@ def push_rate(workdir: Path, graph: Path, how: str, n: int) -> dict:
 def sample_check(server: Oxigraph, folder: Path, k: int = 200) -> int:
     """Ask the store for k random triples of the shards (10 from each of k/10 random shards), each by its own ASK."""
     import kg
-    from kg import shards
+    from kg.graph import shards
 
     rng = random.Random(19)
     files = shards.files(folder)

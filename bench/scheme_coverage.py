@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from kg import scheme
+from kg.extract import scheme
 from kg.extract.matcher import make_matchers, make_nlp
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"

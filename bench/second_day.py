@@ -114,7 +114,7 @@ def serve_first_answer(graph: Graph) -> list[Timed]:
 
 def first_query_without_store(graph: Graph) -> list[Timed]:
     """The first ad-hoc query when the build made no store: it loads the graph into the store first."""
-    from kg.store import store_dir
+    from kg.sparql.store import store_dir
 
     shutil.rmtree(store_dir(graph.path))
     (first, _) = first_ad_hoc_query(graph)

@@ -159,7 +159,7 @@ def _returns(text: str) -> str:
 
 def query_reference() -> str:
     """A table of the named queries and one section each: purpose, notes, parameters, example."""
-    from kg.query import catalog
+    from kg.sparql.run import catalog
 
     queries = catalog()
     rows = ["| query | parameters | what it answers |", "|---|---|---|"]

@@ -40,7 +40,7 @@ def concept_map(graph: Path, out: Path) -> None:
 def serve_page(graph: Path, out: Path) -> None:
     """Run kg serve's app on a free port, type the README's query into the page, run it, and save a PNG."""
     app = kg.make_app(graph, workers=1, memory=False)
-    from kg.serve import make_server
+    from kg.endpoint.app import make_server
 
     server = make_server(app, "127.0.0.1", 0, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -5,21 +5,21 @@ The pipeline runs one way, one module a stage: ingest → extract → triples �
 
 from __future__ import annotations
 
-from .defaults import VERSION as __version__
-from .analyze import Analysis, analyze
-from .build import Built, build, write
-from .evaluate import evaluate
-from .errors import InputError, KgError, OutputError, QueryError, SchemeError, UsageError
-from .export import export
-from .network import to_networkx
-from .graphio import load
-from .upload import push
-from .render import render
-from .update import Updated, update
-from .report import report
-from .results import Results
-from .serve import make_app, serve
-from .query import query  # (last: the function shadows the module name on the package)
+from kg.core.defaults import VERSION as __version__
+from kg.views.analyze import Analysis, analyze
+from kg.pipeline.build import Built, build, write
+from kg.views.evaluate import evaluate
+from kg.core.errors import InputError, KgError, OutputError, QueryError, SchemeError, UsageError
+from kg.views.export import export
+from kg.views.network import to_networkx
+from kg.graph.files import load
+from kg.sparql.push import push
+from kg.views.render import render
+from kg.pipeline.update import Updated, update
+from kg.views.report import report
+from kg.sparql.results import Results
+from kg.endpoint.app import make_app, serve
+from kg.sparql.run import query  # (last: the function shadows the module name on the package)
 
 __all__ = [
     "Analysis",

@@ -1,3 +1,3 @@
-from .cli import main
+from kg.cli import main
 
 main()

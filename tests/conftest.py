@@ -50,7 +50,7 @@ def synthetic_triples(papers: int, concepts: int = 150, areas: int = 8, seed: in
 
     import pyoxigraph as ox
 
-    from kg.vocabulary import DCTERMS, FABIO, RDF, RDFS, SKOS
+    from kg.graph.vocabulary import DCTERMS, FABIO, RDF, RDFS, SKOS
 
     rnd = random.Random(seed)
     N, L, T, a = ox.NamedNode, ox.Literal, ox.Triple, ox.NamedNode(RDF + "type")

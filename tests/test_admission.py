@@ -1,4 +1,4 @@
-"""kg.admission: who gets the next query worker, on a fake clock (no real sleeps; the end-to-end
+"""kg.endpoint.admission: who gets the next query worker, on a fake clock (no real sleeps; the end-to-end
 checks through kg serve are in test_serve_limits)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kg.admission import Admission, Buffers, Busy, client_of, group_of
+from kg.endpoint.admission import Admission, Buffers, Busy, client_of, group_of
 
 
 class Clock:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.resources import data_path
+from kg.graph.resources import data_path
 
 EX = "https://example.org/concept/"
 KG = "https://w3id.org/kg/ontology#"
@@ -107,7 +107,7 @@ def test_sample_analysis_reads_back_with_sparql(sample_analyzed: Path) -> None:
 
 
 def test_analysis_adds_only_iris_and_keeps_the_input(sample_ttl: Path, sample_analyzed: Path) -> None:
-    from kg.graphio import read_triples
+    from kg.graph.files import read_triples
 
     before = set(read_triples(sample_ttl))
     after = set(read_triples(sample_analyzed))
@@ -168,7 +168,7 @@ def test_an_analysed_graph_passes_the_shapes(sample_ttl: Path, sample_analyzed: 
     (agent,) = graph.objects(runs[0], rdflib.URIRef(prov + "wasAssociatedWith"))
     assert (agent, rdflib.RDF.type, rdflib.URIRef(prov + "SoftwareAgent")) in graph
     def repeated(path: Path) -> int:
-        triples = kg.graphio.read_triples(path)
+        triples = kg.graph.files.read_triples(path)
         return len(triples) - len(set(triples))
 
     assert repeated(sample_analyzed) == repeated(sample_ttl), "the analysis writes no triple the graph already has (the agent)"
@@ -203,14 +203,14 @@ def test_the_analysis_prints_a_summary_not_every_score(two_topics_ttl: Path) -> 
 
 
 def test_betweenness_in_batches_is_networkx_betweenness() -> None:
-    """The batched sparse Brandes (kg.network.paths_through) gives networkx's betweenness_centrality_subset, summed over
+    """The batched sparse Brandes (kg.views.network.paths_through) gives networkx's betweenness_centrality_subset, summed over
     each community's sources to the concepts of the other communities, on a graph with a part apart from the rest."""
     import networkx as nx
     import pyoxigraph as ox
 
-    from kg.facts import of_triples
-    from kg.network import paths_through
-    from kg.vocabulary import DCTERMS
+    from kg.graph.facts import of_triples
+    from kg.graph.vocabulary import DCTERMS
+    from kg.views.network import paths_through
 
     from .conftest import synthetic_triples
 
@@ -240,8 +240,8 @@ def test_betweenness_in_batches_is_networkx_betweenness() -> None:
 
 
 def test_the_analysis_says_each_step_as_it_starts(two_topics_ttl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Minutes on a large graph with nothing on screen (issue #29): kg analyze tells a terminal each step (kg.progress)."""
-    from kg import progress
+    """Minutes on a large graph with nothing on screen (issue #29): kg analyze tells a terminal each step (kg.core.progress)."""
+    from kg.core import progress
 
     said: list[str] = []
     monkeypatch.setattr(progress, "stage", said.append)

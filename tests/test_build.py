@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.graphio import read_triples
-from kg.vocabulary import DCTERMS, OA, PROV
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import DCTERMS, OA, PROV
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
@@ -54,7 +54,7 @@ def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
     tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # With everything after extraction in the parent, waiting for all the papers left a core idle for half the build.
-    from kg import parallel, triples
+    from kg.pipeline import parallel, triples
 
     received: list[int] = []
     seen: dict[str, int] = {}
@@ -214,7 +214,7 @@ def test_update_replaces_a_paper_whose_abstract_changed(tmp_path: Path, corpus_l
         pos = next(s for s in selectors[target] if s in starts)
         quote = next(s for s in selectors[target] if s in exact)
         assert abstracts[paper][int(starts[pos]) : int(ends[pos])] == exact[quote]
-    from kg import index
+    from kg.graph import stamp as index
 
     from .test_index import indexed
 
@@ -237,7 +237,7 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path: Path, corpus_li
 
 
 def test_progress_bar_when_asked(tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KG_PROGRESS_DELAY", "0")  # shown however quick (kg.progress shows steps over a second)
+    monkeypatch.setenv("KG_PROGRESS_DELAY", "0")  # shown however quick (kg.core.progress shows steps over a second)
     corpus = _write(tmp_path / "c.jsonl", corpus_lines[:300])
     result = CliRunner().invoke(cli, ["build", "--no-render", "--progress", str(corpus), "-o", str(tmp_path / "g.ttl")])
     assert result.exit_code == 0, result.output
@@ -245,7 +245,7 @@ def test_progress_bar_when_asked(tmp_path: Path, corpus_lines: list[str], monkey
 
 
 def test_update_leaves_an_index_equal_to_a_scan_of_the_result(updated: dict) -> None:
-    from kg import index
+    from kg.graph import stamp as index
 
     from .test_index import indexed
 
@@ -258,7 +258,8 @@ def test_update_leaves_an_index_equal_to_a_scan_of_the_result(updated: dict) -> 
 def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
     import shutil
 
-    from kg import index, qindex
+    from kg.graph import stamp as index
+    from kg.sparql import index as qindex
 
     from .test_index import indexed
 
@@ -287,7 +288,8 @@ def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_pa
 
 
 def test_update_with_nothing_new_writes_only_a_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
-    from kg import index, qindex
+    from kg.graph import stamp as index
+    from kg.sparql import index as qindex
 
     from .test_index import indexed
 

@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import kg
-from kg import cluster, shards
-from kg.build import sample_inputs
 from kg.cli import cli
+from kg.graph import shards
+from kg.pipeline import cluster
+from kg.pipeline.build import sample_inputs
 from tests.test_remote import _count
 
 distributed = pytest.importorskip("distributed", reason='the dask extra is not installed (pip install "kg[dask]")')
@@ -41,7 +42,7 @@ def local2000(corpus_slice_built) -> set[str]:
 
 def _union(folder: Path) -> list[str]:
     """Every triple of every shard the manifest lists, as N-Triples text (duplicates kept)."""
-    return [str(t) for f in shards.files(folder) for t in kg.graphio.read_triples(f)]
+    return [str(t) for f in shards.files(folder) for t in kg.graph.files.read_triples(f)]
 
 
 def test_sample_on_the_cluster_is_the_local_build(client, sample_built, tmp_path: Path, oxigraph: str) -> None:
@@ -104,7 +105,7 @@ def test_update_adds_new_shards(client, tmp_path: Path) -> None:
     # The same triples as a local graph of part 1 updated with part 2.
     graph = kg.write(kg.build([part1]), tmp_path / "local.ttl")
     kg.update(graph, [part1, part2])
-    assert set(_union(out)) == {str(t) for t in kg.graphio.read_triples(graph)}
+    assert set(_union(out)) == {str(t) for t in kg.graph.files.read_triples(graph)}
     again = runner.invoke(cli, ["build", "--engine", "dask", "--scheduler", client.scheduler.address, "--update", str(out), str(part2)])
     assert again.exit_code == 0 and "up to date" in again.output and shards.read(out) == after
 

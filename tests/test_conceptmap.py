@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kg.conceptmap import MAP_THRESHOLD, PAPERS_PER_CONCEPT
-from kg.render import area_colour, build_view, render
+from kg.views.conceptmap import MAP_THRESHOLD, PAPERS_PER_CONCEPT
+from kg.views.render import area_colour, build_view, render
 
 from .conftest import synthetic_triples
 from .test_render import page_data, sparql

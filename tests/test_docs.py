@@ -14,7 +14,7 @@ import pytest
 
 import kg
 from kg.cli import cli
-from kg.query import catalog
+from kg.sparql.run import catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -1,7 +1,7 @@
 """RDF/XML with a DTD ("billion laughs"): every command that reads a graph refuses it at once, in little memory.
 
 pyoxigraph's RDF/XML parser expands the entities a DOCTYPE declares, wherever the DOCTYPE stands, so a file of
-under a kilobyte of nested entities reads as gigabytes. The one reader of graph files (kg.graphio) refuses it.
+under a kilobyte of nested entities reads as gigabytes. The one reader of graph files (kg.graph.files) refuses it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kg import graphio
 from kg.cli import cli
-from kg.errors import InputError
+from kg.core.errors import InputError
+from kg.graph import files as graphio
 
 from .conftest import FIXTURES
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.evaluate import evaluate, score, topic_key
+from kg.views.evaluate import evaluate, score, topic_key
 
 ROOT = Path(__file__).parent.parent
 GOLD = ROOT.parent / "shared" / "gold" / "seed-topics.jsonl"
@@ -91,7 +91,7 @@ def test_cli_reports_bad_inputs(tmp_path: Path, small):
 
 
 def _seed_scores(sample_built):
-    from kg.evaluate import read_gold, read_vocabulary
+    from kg.views.evaluate import read_gold, read_vocabulary
 
     return score(read_gold(GOLD), sample_built.triples(), read_vocabulary(GOLD.parent / "topic-vocabulary.txt"))
 

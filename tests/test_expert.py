@@ -1,4 +1,4 @@
-"""The expert rule (kg.expert) and `kg eval --expert`: figures worked out by hand on a tiny scheme and graph."""
+"""The expert rule (kg.extract.expert) and `kg eval --expert`: figures worked out by hand on a tiny scheme and graph."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.evaluate import evaluate_expert, expert_report
-from kg.expert import ExpertPaper, NotAbout, Topic, read_expert, score_expert
-from kg.facts import read_facts
-from kg.keywords import Hierarchy
+from kg.extract.expert import ExpertPaper, NotAbout, Topic, read_expert, score_expert
+from kg.extract.keywords import Hierarchy
+from kg.graph.facts import read_facts
+from kg.views.evaluate import evaluate_expert, expert_report
 
 from .conftest import ROOT
 
@@ -159,7 +159,7 @@ def test_report_and_verbose_detail(files: dict[str, Path]) -> None:
 def test_papers_are_built_in_memory_from_a_papers_file(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """--papers builds the papers the expert file lists (not x) with the default extraction, here the test scheme and
     the pinned scorer."""
-    module = sys.modules["kg.build"]  # the package's `kg.build` is the function
+    module = sys.modules["kg.pipeline.build"]  # the package's `kg.build` is the function
     real = module.build
 
     def with_test_scheme(inputs, **options):

@@ -70,4 +70,4 @@ def test_an_unknown_output_suffix_is_refused_and_nothing_is_written(sample_ttl: 
     assert forced.exit_code == 0, forced.output
     import pyoxigraph as ox
 
-    assert len(list(ox.parse(out.read_bytes(), format=ox.RdfFormat.N_TRIPLES))) == len(kg.graphio.read_triples(sample_ttl))
+    assert len(list(ox.parse(out.read_bytes(), format=ox.RdfFormat.N_TRIPLES))) == len(kg.graph.files.read_triples(sample_ttl))

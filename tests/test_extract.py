@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg import scheme as scheme_
 from kg.extract import PhraseExtractor
+from kg.extract import scheme as scheme_
 from kg.extract.acronyms import definitions
 from kg.extract.cleanup import clean
-from kg.ingest import Paper
+from kg.extract.ingest import Paper
 
 SCHEME = Path(__file__).parent / "fixtures" / "extract-scheme.ttl"
 KGC = "https://w3id.org/kg/concept/"
@@ -345,7 +345,7 @@ def test_methods_and_datasets_in_rdf(tmp_path: Path):
     papers.write_text(json.dumps({"id": "q", "abstract": "We introduce *QORA*, an algorithm for offline reinforcement learning. Results on ImageNet."}) + "\n")
     import pyoxigraph as ox
 
-    from kg.graphio import read_triples
+    from kg.graph.files import read_triples
 
     built = kg.build([papers], schemes=[SCHEME], default_scheme=False)
     store = ox.Store()
@@ -478,7 +478,7 @@ def test_corpus_priors_read_rates_and_keyphraseness(tmp_path: Path):
 def test_shipped_priors_know_generic_concepts():
     """The table shipped with kg: 'machine learning' is context in most abstracts, a GAN is a topic."""
     from kg.extract import salience
-    from kg.resources import data_path
+    from kg.graph.resources import data_path
 
     priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
     assert priors[KGC + "machine-learning"].topicality < priors[KGC + "generative-adversarial-network"].topicality
@@ -518,7 +518,7 @@ def test_i_e_restates_and_does_not_list(extractor):
 def test_the_shipped_scheme_has_a_corpus_prior_for_every_concept():
     """Else those concepts fall back to build counts and a paper's links depend on its build (--update, --jobs)."""
     from kg.extract import salience
-    from kg.resources import data_path
+    from kg.graph.resources import data_path
 
     priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
     missing = sorted(set(scheme_.load().concepts) - set(priors))

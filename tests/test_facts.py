@@ -1,4 +1,4 @@
-"""kg.facts: the one reader of a graph gives the counts and the hierarchy the named queries define."""
+"""kg.graph.facts: the one reader of a graph gives the counts and the hierarchy the named queries define."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pyoxigraph as ox
 
 import kg
-from kg.facts import closure, pair_counts, read_facts
-from kg.graphio import read_triples
-from kg.vocabulary import SKOS
+from kg.graph.facts import closure, pair_counts, read_facts
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import SKOS
 
 
 def test_pair_counts_are_the_co_occurrence_query(sample_ttl: Path) -> None:
@@ -41,7 +41,7 @@ def test_a_cycle_ends_and_pairs_follow_the_key() -> None:
 
 
 def test_one_reading_serves_the_update_and_the_analytics(sample_ttl: Path) -> None:
-    from kg.index import scan
+    from kg.graph.stamp import scan
 
     facts = read_facts(sample_ttl)
     index = scan(sample_ttl)

@@ -142,7 +142,7 @@ def test_jsonld_export_is_compact_and_reads_back_to_the_same_triples(fresh: Path
         return t.subject, t.predicate, t.object
 
     back = {key(t) for t in ox.parse((fresh / "my.jsonld").read_bytes(), format=ox.RdfFormat.JSON_LD)}
-    assert back == {key(t) for t in kg.graphio.read_triples(fresh / "graphs" / "my.ttl")}
+    assert back == {key(t) for t in kg.graph.files.read_triples(fresh / "graphs" / "my.ttl")}
 
 
 def test_long_steps_say_what_they_do_on_a_terminal_only(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +156,7 @@ def test_long_steps_say_what_they_do_on_a_terminal_only(fresh: Path, monkeypatch
     piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0 and "indexing" not in piped.stderr, "a pipe gets no progress"
     os.utime(fresh / "graphs" / "my.ttl")  # the query index is stale again: it will be made again
-    monkeypatch.setenv("KG_PROGRESS_DELAY", "0")  # shown however quick (kg.progress shows steps over a second)
+    monkeypatch.setenv("KG_PROGRESS_DELAY", "0")  # shown however quick (kg.core.progress shows steps over a second)
     leader, follower = pty.openpty()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, text=True) as proc:
         os.close(follower)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg import index, qindex
-from kg.graphio import read_triples
-from kg.vocabulary import DCTERMS, FOAF, RDF, RDFS
+from kg.graph import stamp as index
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import DCTERMS, FOAF, RDF, RDFS
+from kg.sparql import index as qindex
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
@@ -93,7 +94,7 @@ def test_every_format_gets_a_query_index_that_knows_its_graph(sample_built, tmp_
 
 def test_an_update_with_no_index_to_be_had_scans_the_graph(sample_built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder where no index can be made (here: the index writer fails) still updates, from a scan of the graph."""
-    from kg import qbuild
+    from kg.sparql import index_build as qbuild
 
     def boom(self: object, term: object) -> int:
         raise RuntimeError("no index today")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kg import InputError, ingest
+from kg import InputError
+from kg.extract import ingest
 
 GOOD = "We study reinforcement learning with graph neural networks."
 

@@ -1,4 +1,4 @@
-"""The author-keyword rule (kg.keywords), `kg eval --keywords`, the learned scorer's model file and `kg train`."""
+"""The author-keyword rule (kg.extract.keywords), `kg eval --keywords`, the learned scorer's model file and `kg train`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kg.cli import cli
 from kg.extract import scorer as scorer_
 from kg.extract.features import FEATURES
-from kg.keywords import Hierarchy, KeywordPaper, read_keywords, score_keywords
+from kg.extract.keywords import Hierarchy, KeywordPaper, read_keywords, score_keywords
 
 DEV = Path(__file__).parent.parent.parent / "shared" / "gold" / "keywords-dev.jsonl"
 SCHEME = Path(__file__).parent / "fixtures" / "extract-scheme.ttl"
@@ -144,8 +144,8 @@ def test_damaged_model_is_one_clear_error(tmp_path: Path):
 def test_trained_on_four_folds_beats_the_old_salience_on_the_fifth(tmp_path: Path):
     """Fit on 4/5 of the dev papers, score the held-out fifth: the learned scorer is above the hand-set
     salience's level on the whole file (roll-up F1 0.618) and the model file it writes loads and builds."""
-    from kg import scheme
-    from kg.training.scorer import train
+    from kg.extract import scheme
+    from kg.extract.training.scorer import train
 
     entries = read_keywords(DEV)
     held = entries[: len(entries) // 5]

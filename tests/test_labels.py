@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from spacy.attrs import NORM, ORTH
 
-from kg import scheme as scheme_
 from kg.extract import labels, matcher
+from kg.extract import scheme as scheme_
 from kg.extract.matcher import make_matchers, make_nlp
 
 

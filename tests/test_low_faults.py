@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.graphio import read_triples
-from kg.vocabulary import DCTERMS
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import DCTERMS
 
 from .conftest import FIXTURES
 
@@ -109,7 +109,7 @@ def test_serve_refuses_to_start_on_a_graph_that_does_not_parse(tmp_path: Path) -
 
 
 def test_xml_results_are_well_formed_or_refused(mini_ttl: Path) -> None:
-    from kg.serve import make_app
+    from kg.endpoint.app import make_app
 
     app = make_app(mini_ttl, workers=1, timeout=10.0)
     try:

@@ -1,4 +1,4 @@
-"""Every command accepts every name kg prints for a concept or a paper (kg.names, the one resolver).
+"""Every command accepts every name kg prints for a concept or a paper (kg.graph.names, the one resolver).
 
 One table: the names of one concept and of one paper (label, slug, prefixed name, IRI, `<IRI>`, the original id in
 its original case; paper IRIs lower-case ids) × the commands that take them: `kg query -p`, `kg render --concept`
@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from kg.cli import cli
-from kg.vocabulary import DEFAULT_BASE, KGC
+from kg.graph.vocabulary import DEFAULT_BASE, KGC
 
 from .conftest import FIXTURES
 
@@ -49,7 +49,7 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def app(graph: Path) -> Iterator:
-    from kg.serve import make_app
+    from kg.endpoint.app import make_app
 
     application = make_app(graph, workers=1, timeout=10.0, max_rows=100, memory=False)
     yield application
@@ -140,14 +140,14 @@ def test_an_unknown_paper_is_one_clear_error_everywhere(command: Command, graph:
 
 
 def test_one_comparison_form_of_a_name() -> None:
-    from kg.names import topic_key
+    from kg.graph.names import topic_key
 
     assert topic_key("Large-Language  Models") == topic_key("large language model") == "large language model"
     assert topic_key("loss") == "loss"
-    import kg.keywords
-    import kg.scheme
+    import kg.extract.keywords
+    import kg.extract.scheme
 
-    assert kg.keywords.topic_key is topic_key and not hasattr(kg.scheme, "_label_key")
+    assert kg.extract.keywords.topic_key is topic_key and not hasattr(kg.extract.scheme, "_label_key")
 
 
 def test_the_names_in_the_table_are_those_kg_prints(graph: Path) -> None:

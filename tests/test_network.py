@@ -8,14 +8,14 @@ from itertools import combinations
 import pytest
 
 import kg
-from kg.facts import read_facts
+from kg.graph.facts import read_facts
 
 EX = "https://example.org/concept/"
 AREA = {"astronomy": ("quasar-lensing", "pulsar-timing", "nebula-mapping"), "biology": ("protein-folding", "gene-editing", "cell-imaging")}
 
 
 def _subjects(path) -> list[tuple[str, str]]:
-    """dcterms:subject links read straight from the file, independently of kg.network."""
+    """dcterms:subject links read straight from the file, independently of kg.views.network."""
     import pyoxigraph as ox
 
     store = ox.Store()
@@ -69,7 +69,7 @@ def test_papers_view_is_the_subject_graph(sample_ttl) -> None:
 
 
 def test_views_accept_a_built_graph_and_triples(sample_built, sample_ttl) -> None:
-    from kg.graphio import read_triples
+    from kg.graph.files import read_triples
 
     from_file = kg.to_networkx(sample_ttl, view="concepts")
     for source in (sample_built, read_triples(sample_ttl)):

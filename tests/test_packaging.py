@@ -20,5 +20,5 @@ def test_wheel_ships_data_folders(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.startswith("kg/ontology/concepts/") and n.endswith(".ttl") for n in names)
     assert any(n.startswith("kg/queries/") for n in names)
-    assert {"kg/sample/icml2024-part1.txt", "kg/sample/icml2024-part2.txt", "kg/py.typed"} <= names
+    assert {"kg/extract/sample/icml2024-part1.txt", "kg/extract/sample/icml2024-part2.txt", "kg/py.typed"} <= names
     assert not any(n.startswith(("tests/", "graphs/")) for n in names)

@@ -1,4 +1,4 @@
-"""Progress on stderr (kg.progress): shown by the real `kg` command on a terminal, never in a pipe, with -q, or by the library.
+"""Progress on stderr (kg.core.progress): shown by the real `kg` command on a terminal, never in a pipe, with -q, or by the library.
 
 The terminal is a real pseudo-terminal (os.openpty) given to a `kg` process as its stderr; what the
 process prints there is read back. KG_PROGRESS_DELAY=0 shows every step, however quick: the tiny
@@ -136,7 +136,7 @@ def test_nothing_with_quiet_on_a_terminal(folder: Path) -> None:
 
 
 def test_the_library_shows_nothing_unless_asked(folder: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    from kg import progress
+    from kg.core import progress
 
     monkeypatch.setenv("KG_PROGRESS_DELAY", "0")
     assert not progress.enabled()
@@ -148,7 +148,7 @@ def test_the_library_shows_nothing_unless_asked(folder: Path, monkeypatch: pytes
 
 
 def test_a_step_shows_its_label_count_and_stage(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from kg import progress
+    from kg.core import progress
 
     monkeypatch.setenv("KG_PROGRESS_DELAY", "0")
     progress.enable()
@@ -167,7 +167,7 @@ def test_a_step_shows_its_label_count_and_stage(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_counted_ticks_in_batches_and_costs_nothing_when_silent() -> None:
-    from kg import progress
+    from kg.core import progress
 
     ticks: list[int] = []
     assert list(progress.counted(iter(range(10)), ticks.append, every=4)) == list(range(10))
@@ -177,7 +177,7 @@ def test_counted_ticks_in_batches_and_costs_nothing_when_silent() -> None:
 
 
 def test_stepped_labels_a_call_from_its_arguments(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from kg import progress
+    from kg.core import progress
 
     @progress.stepped("analysing {graph} into {out}")
     def work(graph: object, out: object = None) -> int:

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kg import graphio, ingest, scheme
-from kg.extract import Extraction, Link, Mention, PhraseExtractor
-from kg.triples import triples as make_triples
-from kg.vocabulary import DCTERMS, DEFAULT_BASE
+from kg.extract import Extraction, Link, Mention, PhraseExtractor, ingest, scheme
+from kg.graph import files as graphio
+from kg.graph.vocabulary import DCTERMS, DEFAULT_BASE
+from kg.pipeline.triples import triples as make_triples
 
 from .conftest import FIXTURES
 

@@ -34,7 +34,7 @@ def _sample_found(base: str, graph_iri: str, triples: list, k: int = 40) -> int:
 
 
 def test_ntriples_are_sent_as_they_are_and_all_arrive(oxigraph: str, sample_nt: Path) -> None:
-    local = kg.graphio.read_triples(sample_nt)
+    local = kg.graph.files.read_triples(sample_nt)
     target = "https://example.org/graph/nt"
     out = CliRunner().invoke(cli, ["push", str(sample_nt), "--store", f"{oxigraph}/store", "--graph", target, "--batch", "2000"])
     assert out.exit_code == 0, out.output
@@ -45,7 +45,7 @@ def test_ntriples_are_sent_as_they_are_and_all_arrive(oxigraph: str, sample_nt: 
 
 
 def test_bulk_loader_of_oxigraph(oxigraph: str, sample_ttl: Path) -> None:
-    local = kg.graphio.read_triples(sample_ttl)
+    local = kg.graph.files.read_triples(sample_ttl)
     target = "https://example.org/graph/bulk"
     sent = kg.push(sample_ttl, store=f"{oxigraph}/store", graph_iri=target, bulk=True, batch=3000)
     assert sent == len(local) and _count(oxigraph, target) == len(set(local))
@@ -58,8 +58,8 @@ def test_bulk_loader_of_oxigraph(oxigraph: str, sample_ttl: Path) -> None:
 
 
 def test_bulk_failure_says_the_failed_request_may_be_partly_loaded(oxigraph: str, sample_ttl: Path) -> None:
-    # Two bulk requests are under way at once (kg.upload.BULK_IN_FLIGHT): both may be partly loaded when the first fails.
-    with pytest.raises(kg.upload.PushError, match=r"stopped after 0 triples were loaded, and up to 6000 more of the requests under way when one"):
+    # Two bulk requests are under way at once (kg.sparql.push.BULK_IN_FLIGHT): both may be partly loaded when the first fails.
+    with pytest.raises(kg.sparql.push.PushError, match=r"stopped after 0 triples were loaded, and up to 6000 more of the requests under way when one"):
         kg.push(sample_ttl, store=f"{oxigraph}/no-such-store", graph_iri="https://example.org/graph/x", bulk=True, batch=3000)
 
 

@@ -104,7 +104,7 @@ def new_nt(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _nt(path: Path, papers: int, seed: int) -> Path:
     with path.open("wb") as stream:
-        kg.graphio.write(synthetic_triples(papers, seed=seed), stream, "nt")
+        kg.graph.files.write(synthetic_triples(papers, seed=seed), stream, "nt")
     return path
 
 
@@ -254,7 +254,7 @@ def test_replace_across_two_servers_is_refused(own_server: Callable[[], tuple[su
     assert out.exit_code == 1 and "different servers" in out.output, out.output
     assert _count(other, TARGET) == before
     # Where kg cannot tell (one server, two datasets behind a proxy), the MOVE fails on a graph it does not find.
-    monkeypatch.setattr(kg.upload, "_same_server", lambda a, b: True)
-    with pytest.raises(kg.upload.PushError, match="is as it was"):
+    monkeypatch.setattr(kg.sparql.push, "_same_server", lambda a, b: True)
+    with pytest.raises(kg.sparql.push.PushError, match="is as it was"):
         kg.push(new_nt, f"{other}/update", store=f"{oxigraph}/store", graph_iri=TARGET, replace=True)
     assert _count(other, TARGET) == before

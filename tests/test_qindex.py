@@ -1,4 +1,4 @@
-"""The query index (kg.qindex): every queries/NAME.sql gives its NAME.rq's rows in the same order, and the dispatch rule.
+"""The query index (kg.sparql.index): every queries/NAME.sql gives its NAME.rq's rows in the same order, and the dispatch rule.
 
 The .rq files are the specification; the engine (pyoxigraph) runs them on the same triples the index
 is made from. Graphs are generated: papers with and without years, titles and subjects, shared and
@@ -17,12 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kg
-from kg import engine, qbuild, qindex
-from kg.build import sample_inputs
-from kg.catalog import catalog, resolve
-from kg.graphio import parse
-from kg.index import stamp
-from kg.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
+from kg.graph.files import parse
+from kg.graph.stamp import stamp
+from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
+from kg.pipeline.build import sample_inputs
+from kg.sparql import engine
+from kg.sparql import index as qindex
+from kg.sparql import index_build as qbuild
+from kg.sparql.catalog import catalog, resolve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answers"
 BASE = "https://w3id.org/kg/"
@@ -392,7 +394,7 @@ def test_serve_and_update_pass_over_a_damaged_index(mini_ttl: Path, damaged: Pat
     from click.testing import CliRunner
 
     from kg.cli import cli
-    from kg.serve import make_app
+    from kg.endpoint.app import make_app
 
     from .test_serve import call
 

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.graphio import read_triples
-from kg.query import catalog, from_text, resolve
-from kg.store import fresh_folder, store_dir
-from kg.vocabulary import DCTERMS, SKOS
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import DCTERMS, SKOS
+from kg.sparql.run import catalog, from_text, resolve
+from kg.sparql.store import fresh_folder, store_dir
 
 KGC = "https://w3id.org/kg/concept/"
 RL = KGC + "reinforcement-learning"
@@ -164,8 +164,8 @@ def test_counting_queries_agree_with_python(mini_ttl: Path) -> None:
 
 def _both(graph: Path, name: str, params: dict[str, str]) -> list[dict]:
     """The rows of a named query from the public API (the query index) and from the engine, which must agree."""
-    from kg.query import run_store
-    from kg.store import open_store
+    from kg.sparql.run import run_store
+    from kg.sparql.store import open_store
 
     rows = [dict(r) for r in kg.query(name, params, graph=graph)]
     assert rows == [dict(r) for r in run_store(open_store(graph), resolve(name), params)], (name, params)
@@ -291,7 +291,7 @@ def test_store_is_persisted_reused_and_rebuilt(mini_ttl: Path, tmp_path: Path) -
     graph = tmp_path / "g.ttl"
     shutil.copy(mini_ttl, graph)
     assert fresh_folder(graph) is None
-    top = resolve("top-concepts").text  # as ad-hoc SPARQL: the engine answers it (the named query has SQL, kg.qindex)
+    top = resolve("top-concepts").text  # as ad-hoc SPARQL: the engine answers it (the named query has SQL, kg.sparql.index)
     assert len(kg.query(top, graph=graph)) == 6
     folder = fresh_folder(graph)
     assert folder is not None and folder.parent == store_dir(graph) == tmp_path / "g.oxigraph"
@@ -374,8 +374,8 @@ def reached_ttl(sample_analyzed_ttl: Path, tmp_path_factory: pytest.TempPathFact
     """The analysed sample without the scheme's concepts that nothing outside the scheme reaches (nor any concept
     above one that is reached): rdflib walks skos:broader+ from every concept, 19 s of concept-tree over the whole
     scheme against under 1 s here."""
-    from kg.graphio import write
-    from kg.vocabulary import RDF
+    from kg.graph.files import write
+    from kg.graph.vocabulary import RDF
 
     triples = read_triples(sample_analyzed_ttl)
     concepts = {t.subject.value for t in triples if t.predicate.value == RDF + "type" and t.object.value == SKOS + "Concept"}
@@ -397,9 +397,9 @@ def test_every_named_query_gives_the_same_rows_on_rdflib(reached_ttl: Path) -> N
 
     sample_ttl = reached_ttl
 
-    from kg.query import bind, run_store
-    from kg.resources import internal_query
-    from kg.store import open_store
+    from kg.graph.resources import internal_query
+    from kg.sparql.run import bind, run_store
+    from kg.sparql.store import open_store
 
     store = open_store(sample_ttl)
     graph = rdflib.Graph().parse(sample_ttl)

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from kg.cli import cli
-from kg.deadline import given_up_running, with_deadline
-from kg.errors import QueryError
-from kg.store import ensure_store
+from kg.core.errors import QueryError
+from kg.sparql.deadline import given_up_running, with_deadline
+from kg.sparql.store import ensure_store
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # hours on any real graph
 

@@ -12,8 +12,8 @@ from rdflib.compare import isomorphic, to_canonical_graph
 from rdflib.namespace import DCTERMS, RDF, SKOS
 
 import kg
-from kg import graphio
-from kg.vocabulary import slug
+from kg.graph import files as graphio
+from kg.graph.vocabulary import slug
 
 from .conftest import FIXTURES
 

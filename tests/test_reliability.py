@@ -15,9 +15,9 @@ from click.testing import CliRunner, Result
 from rdflib import Graph, Literal, URIRef
 
 import kg.extract
-import kg.triples
-from kg import index
+import kg.pipeline.triples
 from kg.cli import cli
+from kg.graph import stamp as index
 
 from .conftest import FIXTURES
 from .test_index import indexed
@@ -153,14 +153,14 @@ def test_a_crash_inside_extraction_names_the_record(runner: CliRunner, previous:
 
 
 def test_a_record_that_cannot_become_rdf_is_named(runner: CliRunner, previous: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
-    real = kg.triples._paper
+    real = kg.pipeline.triples._paper
 
     def _paper(paper: Any, *args: Any) -> Iterator:
         if paper.id == "b":
             raise ValueError("Invalid IRI code point ' '")
         return real(paper, *args)
 
-    monkeypatch.setattr(kg.triples, "_paper", _paper)
+    monkeypatch.setattr(kg.pipeline.triples, "_paper", _paper)
     write(Path("p.jsonl"), jsonl({"id": "a", "abstract": GOOD}, {"id": "b", "abstract": "Second."}))
     result = build(runner, "p.jsonl", "-o", "out/g.ttl")
     assert (result.exit_code, result.output) == (1, "Error: p.jsonl:2: cannot turn this record into RDF (ValueError: Invalid IRI code point ' ')\n")

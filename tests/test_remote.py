@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import kg
 from kg.cli import cli
-from kg.query import catalog
+from kg.sparql.run import catalog
 from tests.conftest import free_port
 
 GRAPH_IRI = "https://example.org/graph/sample"
@@ -39,7 +39,7 @@ def _params(graph: Path) -> dict[str, dict]:
 def test_pushed_store_answers_the_named_queries_as_the_local_graph(oxigraph: str, sample_analyzed_ttl: Path) -> None:
     sample_ttl = sample_analyzed_ttl  # analysed, so related-concepts, communities and similar-papers have rows too
     n = kg.push(sample_ttl, f"{oxigraph}/update", batch=500)  # several batches
-    assert n == len(kg.graphio.read_triples(sample_ttl))
+    assert n == len(kg.graph.files.read_triples(sample_ttl))
     params = _params(sample_ttl)
     for name in catalog():
         local = kg.query(name, params.get(name, {}), graph=sample_ttl)
@@ -59,7 +59,7 @@ def test_push_into_a_named_graph_with_the_cli(oxigraph: str, mini_ttl: Path) -> 
     # Pushing again with --replace does not duplicate anything.
     runner.invoke(cli, ["push", str(mini_ttl), "--endpoint", f"{oxigraph}/update", "--graph", GRAPH_IRI, "--replace"])
     remote = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", endpoint=f"{oxigraph}/query", graph_iri=GRAPH_IRI)
-    assert remote.column("n") == [len(kg.graphio.read_triples(mini_ttl))]
+    assert remote.column("n") == [len(kg.graph.files.read_triples(mini_ttl))]
 
 
 def test_remote_errors_are_one_line(oxigraph: str, mini_ttl: Path) -> None:
@@ -75,7 +75,7 @@ def test_remote_errors_are_one_line(oxigraph: str, mini_ttl: Path) -> None:
 
 
 def test_values_block_goes_first_in_the_where_clause() -> None:
-    from kg.sparql import uses_service, where_brace, with_values
+    from kg.sparql.lexer import uses_service, where_brace, with_values
 
     text = 'PREFIX x: <http://e/{}> SELECT ?a WHERE { # { not this\n ?a x:p "}" . }'
     bound = with_values(text, {"a": "<http://e/1>"})
@@ -86,7 +86,7 @@ def test_values_block_goes_first_in_the_where_clause() -> None:
 
 def test_values_reach_only_subqueries_that_project_the_variable() -> None:
     """Not into `*`, `(… AS ?v)`, LIMIT/OFFSET subqueries, or below a subquery that hides the variable."""
-    from kg.sparql import with_values
+    from kg.sparql.lexer import with_values
 
     text = ("SELECT * WHERE { { SELECT ?a ?x WHERE { ?a ?p ?x } } { SELECT ?a WHERE { ?a ?q ?o } LIMIT 3 }"
             " { SELECT * WHERE { ?a ?r ?o } } { SELECT ?y (1 AS ?a) WHERE { ?y ?s ?o } }"
@@ -133,18 +133,18 @@ def test_an_interrupted_replace_leaves_the_graph_as_it_was(oxigraph: str, mini_t
         raise KeyboardInterrupt  # Ctrl-C after the first batch reached the store
 
     for how in ({"endpoint": f"{oxigraph}/update"}, {"store": f"{oxigraph}/store", "endpoint": f"{oxigraph}/update"}):
-        with pytest.raises(kg.upload.PushError) as caught:
+        with pytest.raises(kg.sparql.push.PushError) as caught:
             kg.push(sample_ttl, graph_iri=target, replace=True, batch=500, progress=interrupt, **how)  # type: ignore[arg-type]
         assert "is as it was (not replaced)" in str(caught.value) and "were dropped" in str(caught.value)
         assert _count(oxigraph, target) == before  # not emptied, not half-loaded
         assert _count(oxigraph) == total  # and the temporary graph is gone
     # A failure half-way (the store refuses a request) leaves it as it was too.
-    with pytest.raises(kg.upload.PushError, match="is as it was"):
+    with pytest.raises(kg.sparql.push.PushError, match="is as it was"):
         kg.push(sample_ttl, f"{oxigraph}/update", store=f"{oxigraph}/no-such-store", graph_iri=target, replace=True, batch=500)
     assert _count(oxigraph, target) == before
     # An interrupted push that adds says exactly how much it added.
     added = "https://example.org/graph/added"
-    with pytest.raises(kg.upload.PushError, match=r"stopped after 500 triples were loaded"):
+    with pytest.raises(kg.sparql.push.PushError, match=r"stopped after 500 triples were loaded"):
         kg.push(sample_ttl, f"{oxigraph}/update", graph_iri=added, batch=500, progress=interrupt)
     assert _count(oxigraph, added) == 500
 
@@ -153,7 +153,7 @@ def test_push_through_the_graph_store_protocol(oxigraph: str, sample_ttl: Path) 
     import random
 
     target = "https://example.org/graph/gsp"
-    local = kg.graphio.read_triples(sample_ttl)
+    local = kg.graph.files.read_triples(sample_ttl)
     runner = CliRunner()
     out = runner.invoke(cli, ["push", str(sample_ttl), "--store", f"{oxigraph}/store", "--graph", target, "--batch", "3000"])
     assert out.exit_code == 0, out.output

@@ -12,8 +12,8 @@ from typing import Iterator
 import pytest
 
 import kg
-from kg import defaults
-from kg.errors import KgError
+from kg.core import defaults
+from kg.core.errors import KgError
 
 ODD = {  # results documents that are not what SPARQL 1.1 JSON results say
     "/false-as-text": b'{"boolean": "false"}',

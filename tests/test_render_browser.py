@@ -235,7 +235,7 @@ def with_years(triples: list) -> list:
     """Synthetic papers given publication years 2019-2024, so the year filter has something to filter."""
     import pyoxigraph as ox
 
-    from kg.vocabulary import FABIO, XSD
+    from kg.graph.vocabulary import FABIO, XSD
 
     papers = sorted({t.subject.value for t in triples if t.predicate.value.endswith("/subject")})
     year = ox.NamedNode(FABIO + "hasPublicationYear")

@@ -33,8 +33,8 @@ def answer_text(graph: Path, name: str, params: dict[str, str], in_engine: bool 
     import kg
 
     if in_engine:
-        from kg.query import resolve, run_store
-        from kg.store import open_store
+        from kg.sparql.run import resolve, run_store
+        from kg.sparql.store import open_store
 
         results = run_store(open_store(graph), resolve(name), params)
     else:
@@ -49,8 +49,8 @@ def cases(graph: Path) -> list[tuple[str, dict[str, str]]]:
     engine's answers, as the recorded answers are: nothing recorded comes from the query index under test."""
 
     def rows(name: str, params: dict[str, str] | None = None) -> list[dict[str, Any]]:
-        from kg.query import resolve, run_store
-        from kg.store import open_store
+        from kg.sparql.run import resolve, run_store
+        from kg.sparql.store import open_store
 
         return list(run_store(open_store(graph), resolve(name), params or {}))
 
@@ -142,7 +142,7 @@ def test_the_recording_asks_only_the_engine(tmp_path: Path, monkeypatch: pytest.
     """The recorded answers and the cases' parameters come from the .rq on pyoxigraph, never from the query index
     (the SQL path under test) nor the public API that uses it."""
     import kg
-    from kg import qindex
+    from kg.sparql import index as qindex
 
     graph = tmp_path / "sample.ttl"
     graph.write_bytes(gzip.decompress(SAMPLE_GRAPH.read_bytes()))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kg import scheme as scheme_
+from kg.extract import scheme as scheme_
 
 ROOT = Path(__file__).parent.parent
 ONTOLOGY = ROOT / "ontology"

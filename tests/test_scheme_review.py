@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kg import scheme as scheme_
+from kg.extract import scheme as scheme_
 
 ROOT = Path(__file__).parent.parent
 CONCEPTS = ROOT / "ontology" / "concepts"
@@ -156,7 +156,7 @@ def test_every_broader_link_is_backed_by_the_corpus_or_a_reader(scheme: scheme_.
 
 
 def _found(text: str, title: str | None = None) -> set[str]:
-    from kg import ingest
+    from kg.extract import ingest
 
     extractor = _extractor()
     (e,) = extractor([ingest.Paper("p", text, title)])
@@ -310,7 +310,7 @@ def test_a_hyphenated_form_of_an_ambiguous_label_needs_the_sense_too() -> None:
 
 
 def test_an_idiom_in_a_title_is_no_mention() -> None:
-    """The IDIOM cues of kg/patterns/cues.jsonl hold in titles too: the verb is not the ensemble method."""
+    """The IDIOM cues of kg/extract/patterns/cues.jsonl hold in titles too: the verb is not the ensemble method."""
     assert "boosting" not in _found("This paper studies the actor and the critic.", "Boosting the Actor with Dual Critic")
     assert "boosting" in _found("We learn to make predictions in a chain.", "Chained Boosting")
 

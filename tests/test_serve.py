@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.serve import make_app, make_server, negotiate
+from kg.endpoint.app import make_app, make_server, negotiate
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 
@@ -206,11 +206,12 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
 
 
 def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) -> None:
-    """Workers get the graph's query index (kg.qindex) on disk and in memory; its answers are the engine's."""
-    from kg import engine, qindex
-    from kg.query import resolve
-    from kg.serve import _open
-    from kg.store import open_store
+    """Workers get the graph's query index (kg.sparql.index) on disk and in memory; its answers are the engine's."""
+    from kg.endpoint.app import _open
+    from kg.sparql import engine
+    from kg.sparql import index as qindex
+    from kg.sparql.run import resolve
+    from kg.sparql.store import open_store
 
     def index_file(state: tuple) -> str:  # a worker keeps a connection to the index
         return state[2].execute("PRAGMA database_list").fetchone()[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.serve import make_app
+from kg.endpoint.app import make_app
 
 from .test_serve import COUNT, call
 
@@ -105,10 +105,10 @@ def test_updates_and_load_are_refused_on_the_parse(app, listener: Listener) -> N
 
 
 def test_query_workers_cannot_open_a_network_connection(app, listener: Listener) -> None:
-    """The second wall: even a query that reached the engine could not fetch (kg.sandbox, in a child process)."""
+    """The second wall: even a query that reached the engine could not fetch (kg.endpoint.sandbox, in a child process)."""
     script = (
         "import pyoxigraph as ox, sys\n"
-        "from kg.sandbox import no_network\n"
+        "from kg.endpoint.sandbox import no_network\n"
         "assert no_network()\n"
         "try:\n"
         f"    print(list(ox.Store().query('SELECT * WHERE {{ SERVICE <{listener.url}/q> {{ ?s ?p ?o }} }}')))\n"

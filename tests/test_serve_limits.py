@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.serve import make_app
+from kg.endpoint.app import make_app
 
 from .test_serve import COUNT, RUNAWAY
 

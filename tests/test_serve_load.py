@@ -128,7 +128,7 @@ def test_listens_on_loopback_unless_told_otherwise(server: str, mini_ttl: Path) 
 
 
 def test_unknown_named_query_lists_the_available_names(server: str) -> None:
-    from kg.query import catalog
+    from kg.sparql.run import catalog
 
     status, body = load.get(server, "/queries/no-such-query", {})
     assert status == 404
@@ -136,7 +136,7 @@ def test_unknown_named_query_lists_the_available_names(server: str) -> None:
 
 
 def test_malformed_sparql_gets_the_parse_position(server: str) -> None:
-    # (the check (kg.sanitise) reports where the pattern it could not read starts: a missing '.'
+    # (the check (kg.sparql.sanitise) reports where the pattern it could not read starts: a missing '.'
     # between two patterns on lines 2 and 3 is found at the second one.)
     status, body = load.get(server, "/sparql", {"query": "SELECT ?s WHERE {\n  ?s ?p ?o\n  ?s ?p ?o }"})
     assert status == 400

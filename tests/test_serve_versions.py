@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.catalog import resolve
-from kg.serve import make_app
+from kg.endpoint.app import make_app
+from kg.sparql.catalog import resolve
 from tests.test_serve import RUNAWAY, call
 
 FIXTURES = Path(__file__).parent / "fixtures" / "query"
@@ -73,8 +73,8 @@ def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_p
     then from memory, the same rows."""
     import pyoxigraph as ox
 
-    from kg import snapshot as snapshot_module
-    from kg.snapshot import Warming, open_snapshot, release, take
+    from kg.endpoint import snapshot as snapshot_module
+    from kg.endpoint.snapshot import Warming, open_snapshot, release, take
 
     graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
     snapshot = take(graph)
@@ -95,8 +95,8 @@ def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_p
 def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_path: Path) -> None:
     """A killed server leaves its folder of links (an old graph and index, 230 MB at 21k papers); the next server
     of the graph removes it once no process holds its lock, and leaves a running server's alone."""
-    from kg import snapshot as snapshot_module
-    from kg.snapshot import release, take
+    from kg.endpoint import snapshot as snapshot_module
+    from kg.endpoint.snapshot import release, take
 
     graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
     killed, running = take(graph), take(graph)

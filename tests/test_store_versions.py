@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import kg
-from kg.query import from_text, resolve, run_store
-from kg.serve import _open
-from kg.store import STAMP, ensure_store, fresh_folder, store_dir
+from kg.endpoint.app import _open
+from kg.sparql.run import from_text, resolve, run_store
+from kg.sparql.store import STAMP, ensure_store, fresh_folder, store_dir
 
 ROOT = Path(__file__).parent.parent
 EXTRA = """
@@ -30,7 +30,7 @@ def _versions(graph: Path) -> list[str]:
 def test_parallel_first_queries_build_one_store(sample_ttl: Path, tmp_path: Path) -> None:
     graph = Path(shutil.copy(sample_ttl, tmp_path / "g.ttl"))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # ad-hoc SPARQL (named queries with SQL need no store: kg.qindex)
+    # ad-hoc SPARQL (named queries with SQL need no store: kg.sparql.index)
     command = [sys.executable, "-m", "kg", "query", "SELECT ?p WHERE { ?p a fabio:ResearchPaper } ORDER BY ?p", "--graph", str(graph), "-f", "tsv"]
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path) for _ in range(4)]
     results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in runs if p.stdout and p.stderr]
@@ -74,7 +74,7 @@ def test_an_unread_old_version_is_removed_by_the_next_build(mini_ttl: Path, tmp_
 
 def test_ctrl_c_ends_a_store_build_at_once(tmp_path: Path) -> None:
     """A store build runs in pyoxigraph for seconds to minutes (233 s at 21k papers under load), where the main
-    thread never sees Ctrl-C; kg.store runs it aside with kg.deadline.with_deadline, as queries run. Here the work blocks for 60 s in C (a select
+    thread never sees Ctrl-C; kg.sparql.store runs it aside with kg.sparql.deadline.with_deadline, as queries run. Here the work blocks for 60 s in C (a select
     on a pipe that nobody writes): SIGINT ends the process within a second, with Python's KeyboardInterrupt.
     bench/interrupt_store.py measures the real build: 20 of 20 runs on the 21k graph exited within 0.32 s."""
     import signal
@@ -85,7 +85,7 @@ def test_ctrl_c_ends_a_store_build_at_once(tmp_path: Path) -> None:
     script = tmp_path / "work.py"
     script.write_text(
         "import os, select, sys\n"
-        "from kg.deadline import with_deadline\n"
+        "from kg.sparql.deadline import with_deadline\n"
         "r, w = os.pipe()\n"
         "print('started', flush=True)\n"
         "try:\n"

@@ -37,7 +37,7 @@ def test_every_subject_link_has_evidence(titled: Path) -> None:
     import pyoxigraph as ox
 
     store = ox.Store()
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in kg.graphio.read_triples(titled))
+    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in kg.graph.files.read_triples(titled))
     assert list(store.query(NO_EVIDENCE)) == []
     subjects = {(s["p"].value, s["c"].value) for s in store.query(
         "PREFIX dcterms: <http://purl.org/dc/terms/> SELECT ?p ?c WHERE { ?p dcterms:subject ?c }")}
@@ -47,7 +47,7 @@ def test_every_subject_link_has_evidence(titled: Path) -> None:
 def test_title_spans_quote_the_title_and_the_evidence_query_returns_them(titled: Path) -> None:
     rows = list(kg.query("evidence", {"paper": "t2", "concept": "federated learning"}, graph=titled))
     assert [(r["field"], r["start"], r["end"], r["exact"]) for r in rows] == [("title", 0, 18, "Federated learning")]
-    triples = kg.graphio.read_triples(titled)
+    triples = kg.graph.files.read_triples(titled)
     titles = {t.subject.value: t.object.value for t in triples if t.predicate.value == "http://purl.org/dc/terms/title"}
     for paper in ("t1", "t2", "p1", "p2"):
         for r in kg.query("concepts-of-paper", {"paper": paper}, graph=titled):
@@ -72,7 +72,7 @@ def test_a_graph_with_title_spans_passes_the_shapes_and_a_wrong_one_fails(titled
 
 
 def test_the_page_shows_title_evidence(titled: Path) -> None:
-    from kg.render import build_view
+    from kg.views.render import build_view
 
     view = build_view(titled, view="map")
     rows = view.extra["map"]["listed"]["https://w3id.org/kg/concept/federated-learning"]

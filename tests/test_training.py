@@ -1,4 +1,4 @@
-"""Fitting the link scorer on expert topic lists (kg.training.expert, `kg train --expert`), held out by paper."""
+"""Fitting the link scorer on expert topic lists (kg.extract.training.expert, `kg train --expert`), held out by paper."""
 
 from __future__ import annotations
 

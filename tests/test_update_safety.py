@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from kg.cli import cli
-from kg.graphio import read_triples
-from kg.vocabulary import DCTERMS
+from kg.graph.files import read_triples
+from kg.graph.vocabulary import DCTERMS
 
 from .conftest import FIXTURES, ROOT
 
@@ -95,7 +95,7 @@ def test_an_update_refuses_a_graph_changed_under_it(built: Path, tmp_path: Path,
     """Another program rewriting the graph between the read and the rename: nothing is written."""
     import importlib
 
-    update = importlib.import_module("kg.update")  # (kg.update the attribute is the function)
+    update = importlib.import_module("kg.pipeline.update")  # (kg.update the attribute is the function)
     new = tmp_path / "new.jsonl"
     new.write_text(paper(5) + "\n")
     real = update._copy

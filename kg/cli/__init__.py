@@ -12,9 +12,9 @@ import sys
 
 import click
 
-from ..deadline import given_up_running
-from ..defaults import VERSION as __version__
-from . import analysis, build, query
+from kg.cli import analysis, build, query
+from kg.core.defaults import VERSION as __version__
+from kg.sparql.deadline import given_up_running
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

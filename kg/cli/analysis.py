@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import clean_errors, with_progress
+from kg.cli.common import clean_errors, with_progress
 
 
 @click.command()
@@ -18,7 +18,7 @@ from .common import clean_errors, with_progress
 @clean_errors
 def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
     """Add centrality, communities, related concepts, bridging and similar papers to a graph."""
-    from ..analyze import analyze as analyze_graph
+    from kg.views.analyze import analyze as analyze_graph
 
     output = output or graph
     result = analyze_graph(graph, output, seed=seed, resolution=resolution)
@@ -37,7 +37,7 @@ def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> N
 @clean_errors
 def report(graph: Path, output: Path | None) -> None:
     """Write a self-contained HTML report of a graph: charts, communities, related concepts."""
-    from ..report import report as report_graph
+    from kg.views.report import report as report_graph
 
     page = report_graph(graph, output or graph.with_name(f"{graph.stem}-report.html"))
     click.echo(f"wrote {page}")
@@ -58,8 +58,8 @@ def report(graph: Path, output: Path | None) -> None:
 @clean_errors
 def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: Path | None, papers: Path | None, vocabulary: Path | None, verbose: bool) -> None:
     """Score a graph's subjects against gold topics, author keywords or expert topic lists: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
-    from ..errors import UsageError
-    from ..evaluate import evaluate, evaluate_expert, evaluate_keywords, expert_report, keyword_report, report
+    from kg.core.errors import UsageError
+    from kg.views.evaluate import evaluate, evaluate_expert, evaluate_keywords, expert_report, keyword_report, report
 
     if papers is not None and expert is None:
         raise UsageError("--papers goes with --expert: kg eval --expert EXPERT.jsonl --papers PAPERS.jsonl")
@@ -81,7 +81,7 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: 
     if gold is None:
         raise UsageError("give a GOLD topics file, or --keywords FILE")
     if graph is None:
-        from ..graphio import latest_graph
+        from kg.graph.files import latest_graph
 
         graph = latest_graph()
         click.echo(f"graph: {graph} (the latest in graphs/; pass GRAPH to choose)" if graph else
@@ -99,18 +99,18 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: 
 @clean_errors
 def train(keywords: Path | None, expert: Path | None, papers: Path | None, output: Path, folds: int) -> None:
     """Fit the link scorer on expert topic lists or author keywords; print its cross-validated figures (needs kg[train])."""
-    from ..errors import UsageError
+    from kg.core.errors import UsageError
 
     if (keywords is None) == (expert is None):
         raise UsageError("give --expert EXPERT.jsonl --papers PAPERS.jsonl, or --keywords KEYWORDS.jsonl, one of them")
     if (expert is None) != (papers is None):
         raise UsageError("--expert and --papers go together: kg train --expert EXPERT.jsonl --papers PAPERS.jsonl -o MODEL.json")
-    from ..atomic import refuse_overwrite
+    from kg.graph.atomic import refuse_overwrite
 
     refuse_overwrite(output, [p for p in (keywords, expert, papers) if p is not None])
     if expert is not None and papers is not None:
-        from ..training.expert import PRECISION_FLOOR
-        from ..training.expert import train_file as train_expert
+        from kg.extract.training.expert import PRECISION_FLOOR
+        from kg.extract.training.expert import train_file as train_expert
 
         fitted = train_expert(expert, papers, output, folds)
         ev = fitted.cross_validated
@@ -119,7 +119,7 @@ def train(keywords: Path | None, expert: Path | None, papers: Path | None, outpu
         click.echo(f"expert   precision {ev.precision:.3f}  recall {ev.recall:.3f}  F1 {ev.f1:.3f}  subjects a paper {ev.subjects_a_paper:.2f}")
         click.echo(f"wrote {output}")
         return
-    from ..training.scorer import train_file
+    from kg.extract.training.scorer import train_file
 
     assert keywords is not None
     trained = train_file(keywords, output, folds)

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from ..defaults import BASE, GRAPH_DIR, SAMPLE_NAME
-from .common import clean_errors, params_of, refuse_overwrite, step, with_progress
+from kg.cli.common import clean_errors, params_of, refuse_overwrite, step, with_progress
+from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
 
 
 @click.command(epilog="""\b
@@ -55,10 +55,10 @@ def build(
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
-    from .. import progress as progress_
-    from ..build import build as build_graph
-    from ..build import write
-    from ..render import render as render_graph
+    from kg.core import progress as progress_
+    from kg.pipeline.build import build as build_graph
+    from kg.pipeline.build import write
+    from kg.views.render import render as render_graph
 
     if progress is not None:
         progress_.enable(progress)
@@ -103,7 +103,7 @@ def build(
 def _store(graph: Path) -> None:
     """The SPARQL store for ad-hoc queries and `kg serve`, loaded now, once per version of the graph (the named
     queries need only the query index): a user who built a graph does not wait for it again at the first query."""
-    from ..store import ensure_store, store_dir
+    from kg.sparql.store import ensure_store, store_dir
 
     step(f"loading {graph} into its SPARQL store")
     ensure_store(graph)
@@ -128,7 +128,7 @@ Examples:
 @clean_errors
 def export(graph: Path, fmt: str | None, output: Path | None, view: str, table: str) -> None:
     """Convert a graph file to another RDF format, to GraphML/GEXF for Gephi and Cytoscape, or to a CSV table."""
-    from ..export import export_counted, export_to, format_for
+    from kg.views.export import export_counted, export_to, format_for
 
     fmt = format_for(fmt, output)
     unit = {"graphml": "nodes", "gexf": "nodes", "csv": "rows"}.get(fmt, "triples")
@@ -175,7 +175,7 @@ def render(
     title: str | None,
 ) -> None:
     """Draw a graph as an interactive HTML page that works offline."""
-    from ..render import render as render_graph
+    from kg.views.render import render as render_graph
 
     page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
                         query=query, params=params_of(params), max_nodes=max_nodes, title=title)
@@ -187,9 +187,9 @@ def render(
 def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any],
                    read: list[Path]) -> None:
     """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster (`read`: every file the run reads)."""
-    from ..build import SAMPLE_NAME
-    from ..cluster import build as cluster_build
-    from ..errors import UsageError
+    from kg.core.errors import UsageError
+    from kg.pipeline.build import SAMPLE_NAME
+    from kg.pipeline.cluster import build as cluster_build
 
     if update_graph is not None and not inputs:
         raise UsageError("--update needs the new inputs too: kg build --engine dask --update FOLDER NEW_INPUT ...")
@@ -213,9 +213,9 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
 def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path]) -> Path:
     """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
     `refuse_overwrite` guards; `read`: the inputs, schemes and model); the graph file it leaves."""
-    from ..errors import UsageError
-    from ..render import render as render_graph
-    from ..update import update as update_graph
+    from kg.core.errors import UsageError
+    from kg.pipeline.update import update as update_graph
+    from kg.views.render import render as render_graph
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")

@@ -10,24 +10,24 @@ from typing import Any, Callable
 
 import click
 
-from ..errors import KgError
+from kg.core.errors import KgError
 
 
 def step(message: str) -> None:
     """Say on a terminal's stderr what a step that takes seconds is doing (nothing when stderr is a file or pipe, or with -q)."""
-    from .. import progress
+    from kg.core import progress
 
     progress.note(message)
 
 
 def with_progress(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add -q/--quiet, and show the library's progress (kg.progress) on stderr while the command runs when stderr
+    """Add -q/--quiet, and show the library's progress (kg.core.progress) on stderr while the command runs when stderr
     is a terminal and -q is not given: a pipe or a log file gets none of it."""
 
     @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr [shown while a step runs, when stderr is a terminal].")
     @functools.wraps(command)
     def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
-        from .. import progress
+        from kg.core import progress
 
         before = progress.enabled()
         progress.enable(sys.stderr.isatty() and not quiet)
@@ -80,7 +80,7 @@ def show(text: str) -> None:
 
 def default_graph_said() -> Path:
     """The graph a command uses when none is named, said on stderr so that nobody wonders which graph answered."""
-    from ..query import default_graph
+    from kg.sparql.run import default_graph
 
     graph = default_graph()
     click.echo(f"graph: {graph} (the latest in graphs/; --graph to choose)" if graph.is_file() else f"graph: {graph}", err=True)
@@ -98,8 +98,8 @@ def params_of(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
-    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.atomic.refuse_overwrite)."""
-    from ..atomic import refuse_overwrite as refuse
+    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.graph.atomic.refuse_overwrite)."""
+    from kg.graph.atomic import refuse_overwrite as refuse
 
     refuse(output, inputs)
     if page is not None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from ..defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
-from .common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
+from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
+from kg.core.defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
 
 
 @click.command("query", epilog="""\b
@@ -35,10 +35,10 @@ Examples:
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
                   list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
-    from ..atomic import atomic_write
-    from ..errors import UsageError
-    from ..query import catalog, default_graph, from_text
-    from ..query import query as run_query
+    from kg.core.errors import UsageError
+    from kg.graph.atomic import atomic_write
+    from kg.sparql.run import catalog, default_graph, from_text
+    from kg.sparql.run import query as run_query
 
     if list_queries:
         for q in catalog().values():
@@ -84,7 +84,7 @@ def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str
     """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
     from dataclasses import replace
 
-    from ..results import compact
+    from kg.sparql.results import compact
 
     keep, echoed = [], []
     for i, name in enumerate(results.variables):
@@ -120,7 +120,7 @@ Examples:
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
                   max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
     """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
-    from ..serve import serve as run_server
+    from kg.endpoint.app import serve as run_server
 
     run_server(graph or default_graph_said(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
                max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
@@ -140,7 +140,7 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, bulk: bool,
                  batch: int | None) -> None:
     """Load a graph file or shard folder into a SPARQL 1.1 store (Oxigraph, Fuseki, GraphDB, …)."""
-    from ..upload import push as push_graph
+    from kg.sparql.push import push as push_graph
 
     n = push_graph(graph, endpoint, store=store, graph_iri=graph_iri, replace=replace, batch=batch, bulk=bulk,
                    progress=lambda done: click.echo(f"sent {done} triples", err=True))
@@ -148,10 +148,10 @@ def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri
 
 
 def _advise(target: Any, name: str) -> None:
-    """Warn on stderr about the shape of a query kg does not ship (kg.qadvice), before it runs."""
-    from ..catalog import NamedQuery, resolve, shipped
-    from ..errors import KgError
-    from ..qadvice import late_optionals
+    """Warn on stderr about the shape of a query kg does not ship (kg.sparql.advice), before it runs."""
+    from kg.core.errors import KgError
+    from kg.sparql.advice import late_optionals
+    from kg.sparql.catalog import NamedQuery, resolve, shipped
 
     try:
         q = target if isinstance(target, NamedQuery) else resolve(target)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..errors import UsageError
-from ..scheme import Scheme
-from .matcher import PhraseExtractor, make_matchers, make_nlp
-from .records import Extraction, Extractor, Link, Mention, Method
+from kg.core.errors import UsageError
+from kg.extract.matcher import PhraseExtractor, make_matchers, make_nlp
+from kg.extract.records import Extraction, Extractor, Link, Mention, Method
+from kg.extract.scheme import Scheme
 
 EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
 
@@ -33,8 +33,8 @@ def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, mo
 
 def derive_label(abstract: str, scheme: Scheme | None = None) -> str:
     """A short name for an untitled paper: the method it proposes ('QORA'), else its first words."""
-    from ..ingest import Paper
-    from ..scheme import load
+    from kg.extract.ingest import Paper
+    from kg.extract.scheme import load
 
     extractor = PhraseExtractor(scheme or load())
     return extractor([Paper("x", abstract)])[0].label

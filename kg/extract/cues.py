@@ -1,15 +1,15 @@
-"""The salience and contribution cues of kg/patterns/cues.jsonl ("we propose", "unlike", "such as", …) as spaCy matchers."""
+"""The salience and contribution cues of kg/extract/patterns/cues.jsonl ("we propose", "unlike", "such as", …) as spaCy matchers."""
 
 from __future__ import annotations
 
 import json
 
-from ..errors import SchemeError
-from ..resources import data_path
+from kg.core.errors import SchemeError
+from kg.graph.resources import data_path
 
 
 class CueMatcher:
-    """The salience and contribution cues of kg/patterns/cues.jsonl (spaCy Matcher patterns).
+    """The salience and contribution cues of kg/extract/patterns/cues.jsonl (spaCy Matcher patterns).
 
     Patterns made only of LOWER tokens (a word or an IN list) are expanded into phrases for a
     PhraseMatcher, which is many times faster than the token Matcher; any other pattern runs on

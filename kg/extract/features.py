@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..scheme import KG, Scheme
-from .salience import PRIOR_RATE, Prior
+from kg.extract.salience import PRIOR_RATE, Prior
+from kg.extract.scheme import KG, Scheme
 
 FEATURES: tuple[str, ...] = (
     "mentions",  # log(1 + number of mentions in the abstract)

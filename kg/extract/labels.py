@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..atomic import atomic_write
-from ..errors import KgError
+from kg.core.errors import KgError
+from kg.graph.atomic import atomic_write
 
 FORMAT = 2
 MAX_ENTRIES = 200_000  # beyond this the cache is rewritten with only the labels of the current scheme

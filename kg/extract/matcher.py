@@ -9,17 +9,17 @@ from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from ..ingest import Paper
-from ..resources import data_path
-from ..scheme import KG, Scheme
-from . import acronyms, contributions, salience
-from .cleanup import Cleaned, clean
-from .cues import CueMatcher
-from .features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
-from .labels import label_tokens
-from .records import Extraction, Link, Mention, Method
-from .scorer import Scorer
-from .scorer import load as load_scorer
+from kg.extract import acronyms, contributions, salience
+from kg.extract.cleanup import Cleaned, clean
+from kg.extract.cues import CueMatcher
+from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
+from kg.extract.ingest import Paper
+from kg.extract.labels import label_tokens
+from kg.extract.records import Extraction, Link, Mention, Method
+from kg.extract.scheme import KG, Scheme
+from kg.extract.scorer import Scorer
+from kg.extract.scorer import load as load_scorer
+from kg.graph.resources import data_path
 
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
@@ -90,7 +90,7 @@ def _variants(label: str) -> set[str]:
 
     "multi-task learning" also matches "multi task learning" and "multitask learning";
     "reinforcement learning" also matches "reinforcement-learning tasks"; a word that starts with a
-    prefix of kg/patterns/word-prefixes.txt is also split after it ("autoencoder": "auto-encoder").
+    prefix of kg/extract/patterns/word-prefixes.txt is also split after it ("autoencoder": "auto-encoder").
     """
     words = label.replace("-", " ").split()
     out = {label}
@@ -118,7 +118,7 @@ def _split_prefix(word: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _prefixes() -> tuple[str, ...]:
-    """The prefixes of kg/patterns/word-prefixes.txt, longest first (so "counter" is tried before "co")."""
+    """The prefixes of kg/extract/patterns/word-prefixes.txt, longest first (so "counter" is tried before "co")."""
     lines = (data_path("patterns") / "word-prefixes.txt").read_text(encoding="utf-8").splitlines()
     return tuple(sorted((p.strip() for p in lines if p.strip() and not p.startswith("#")), key=lambda p: (-len(p), p)))
 
@@ -353,7 +353,7 @@ class PhraseExtractor:
 
 
 def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
-    """The label matches less those inside an idiom of kg/patterns/cues.jsonl ("by a large margin", "boosting
+    """The label matches less those inside an idiom of kg/extract/patterns/cues.jsonl ("by a large margin", "boosting
     the performance"), where the label's words are everyday words, not the concept."""
     idioms = [(doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cues if label == "IDIOM"]
     if not idioms:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..ingest import Paper
+from kg.extract.ingest import Paper
 
 
 @dataclass(frozen=True)

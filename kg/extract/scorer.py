@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import SchemeError
-from ..resources import data_path
-from .features import FEATURES
+from kg.core.errors import SchemeError
+from kg.extract.features import FEATURES
+from kg.graph.resources import data_path
 
 MODEL_FORMAT = "kg-logistic-1"
 
@@ -59,7 +59,7 @@ class Scorer:
 
 
 def default_model_path() -> Path:
-    """The model kg ships (kg/models/scorer.json)."""
+    """The model kg ships (kg/extract/models/scorer.json)."""
     return data_path("models") / "scorer.json"
 
 

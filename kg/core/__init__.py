@@ -1,0 +1,1 @@
+"""What every layer uses: the one error hierarchy, the one settings table, progress on a terminal."""

@@ -1,0 +1,426 @@
+"""`kg serve`: a read-only SPARQL 1.1 Protocol endpoint at /sparql, and a small HTML page at /.
+
+`make_app` is a plain WSGI application (tests call it without a socket; any WSGI server can host
+it); `serve` runs it on the standard library's threading server, on loopback unless told
+otherwise. Queries run in killable worker processes (kg.endpoint.workers) under a time limit and a row cap.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from kg.core import progress
+from kg.core.defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_MAX_ROWS, SERVE_TIMEOUT
+from kg.core.errors import InputError, KgError, UsageError
+from kg.endpoint import guard
+from kg.endpoint.pages import iri_page, offset_of, one_page, page, query_form, result_page
+from kg.graph import files as graphio
+from kg.sparql.results import GRAPH_FORMATS, MEDIA_TYPES, html_table
+
+if TYPE_CHECKING:
+    from kg.endpoint.snapshot import Snapshot
+
+DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
+DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
+MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # a response body longer than this is cut to the rows that fit
+DEFAULT_MEMORY_MB = 2048  # address space of one query worker (kg.endpoint.sandbox.memory_limit)
+_ACCEPT: dict[str, str] = {
+    "application/sparql-results+json": "json", "application/json": "json",
+    "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
+    "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
+    "text/turtle": "ttl", "application/x-turtle": "ttl", "application/n-triples": "nt", "text/plain": "plain",
+}
+_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"),
+             "graph": (*GRAPH_FORMATS, "html")}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP answer."""
+
+    status: int
+    content_type: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None:
+    """The output format for a result kind: `explicit` (format=…) if it fits, else the best Accept match."""
+    allowed = _FOR_KIND[kind]
+    if explicit:
+        return explicit if explicit in allowed else None
+    ranked: list[tuple[float, int, str]] = []
+    for i, part in enumerate((accept or "*/*").split(",")):
+        media, _, rest = part.strip().partition(";")
+        q = 1.0
+        for p in rest.split(";"):
+            k, _, v = p.strip().partition("=")
+            if k == "q":
+                try:
+                    q = float(v)
+                except ValueError:
+                    q = 0.0
+        ranked.append((-q, i, media.strip().lower()))
+    for negq, _, media in sorted(ranked):
+        if negq == 0:
+            break
+        if media in ("*/*", "application/*", "text/*") or not media:
+            return allowed[0] if media != "text/*" else ("csv" if kind != "graph" else "ttl")
+        fmt = _ACCEPT.get(media)
+        if fmt == "plain":
+            fmt = "table" if kind != "graph" else "nt"
+        if fmt in allowed:
+            return fmt
+    return None
+
+
+# ---- what runs inside a worker process -------------------------------------------------------
+
+
+def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
+    """`_open` in a query worker that first bars itself from opening network sockets and caps its
+    memory (kg.endpoint.sandbox; `limits`: MB of address space, bytes of one response)."""
+    from kg.endpoint.sandbox import memory_limit, no_network
+
+    no_network()
+    memory_limit(limits[0])
+    return _open(graph, max_rows, memory, limits[1])
+
+
+def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple:
+    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
+    to the graph's query index (kg.sparql.index; None when stale) and the byte cap.
+
+    `graph`: the version the server pinned (kg.endpoint.snapshot), whose store and index are opened once and kept, so
+    that named and ad-hoc queries are answered from that version; or a graph file by its path.
+    """
+    from kg.endpoint.snapshot import Snapshot, open_snapshot
+    from kg.sparql.index import fresh
+    from kg.sparql.sanitise import check
+
+    if not isinstance(graph, Snapshot):
+        graph = Snapshot(Path(graph), fresh(graph))
+    store, index = open_snapshot(graph, memory=memory)
+    check("ASK {}")  # load the query checker now, not during the first request
+    return store, max_rows, index, max_bytes
+
+
+def _handle(state: tuple, job: dict) -> Reply:
+    """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
+    from kg.sparql.run import run_store
+
+    store, max_rows, index, max_bytes = state
+    if job.get("untrusted"):
+        refused = guard.refused(job["query"].text, job["query"].name)
+        if refused is not None:
+            return _text(*refused)
+    try:
+        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, index=index)
+    except KgError as exc:
+        if job.get("format") == "html":  # the query page: the error above the query as the user typed it
+            return Reply(400, "text/html; charset=utf-8", result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
+        return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
+    fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
+    if fmt is None:
+        offered = ", ".join(_FOR_KIND[results.kind])
+        return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
+    if fmt == "html" and results.kind == "select":
+        shown, pages = one_page(results, job)
+        body = result_page(job, pages + html_table(shown, iri_page).decode(), results.kind).encode()
+        headers: tuple[tuple[str, str], ...] = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
+        return Reply(200, MEDIA_TYPES[fmt], body, headers)
+    rows = len(results)
+    try:
+        body, results = guard.fit(results, fmt, max_bytes)
+    except KgError as exc:  # e.g. characters the format cannot carry
+        return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
+    if fmt == "html":
+        body = result_page(job, body.decode(), results.kind).encode()
+    headers = ()
+    if len(results) < rows:
+        headers = (("X-Kg-Truncated", f"true; max-bytes={max_bytes}"),)
+    elif results.truncated:
+        headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),)
+    return Reply(200, MEDIA_TYPES[fmt], body, headers)
+
+
+# ---- the WSGI application --------------------------------------------------------------------
+
+
+class App:
+    """The WSGI application of `kg serve` for one graph file."""
+
+    def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
+                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True,
+                 max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
+                 hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
+                 max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
+        from kg.endpoint.admission import Admission, Buffers
+        from kg.endpoint.snapshot import take
+        from kg.endpoint.workers import Pool
+
+        self.graph = graphio.require(graph)
+        # One version of the graph, its query index and its store (made here if missing, once per version of the
+        # graph), pinned for every worker (kg.endpoint.snapshot)
+        try:
+            progress.stage("the graph's store and query index")
+            self.snapshot = take(self.graph)
+        except InputError as exc:  # e.g. a graph that does not parse
+            raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
+        self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
+        self.memory_mb = memory_mb
+        self.hosts = guard.host_names(hosts)
+        # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
+        wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
+        self.pool = Pool(_confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
+        self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+        self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
+        progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
+        problem = self.pool.started()
+        if problem is not None:
+            self.close()
+            raise InputError(f"{self.graph}: cannot serve it ({problem})")
+
+    def close(self) -> None:
+        """Stop the worker processes and let go of the pinned version of the graph."""
+        from kg.endpoint.snapshot import release
+
+        self.pool.close()
+        release(self.snapshot)
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            reply = self.route(environ)
+        except Exception as exc:  # never a traceback to the client; one line on stderr for the operator
+            print(f"kg serve: {type(exc).__name__}: {exc}", file=sys.stderr)
+            reply = _text(500, "internal error; see the server log")
+        from kg.endpoint.admission import Held
+
+        client = environ.get("REMOTE_ADDR") or "?"
+        refused = self.buffers.take(client, len(reply.body))
+        if refused is not None:  # the answer is dropped: too much is held for clients still reading
+            if refused[0] == 429:
+                self.admission.penalize(client)
+            reply = _text(*refused, (("Retry-After", "1"),))
+        headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(reply.body))),
+                   ("X-Content-Type-Options", "nosniff"), *reply.headers]
+        start_response(f"{reply.status} {_REASONS.get(reply.status, 'Error')}", headers)
+        return Held(reply.body, None if refused else lambda: self.buffers.give(client, len(reply.body)))
+
+    def route(self, environ: dict) -> Reply:
+        """Dispatch one request by path and method."""
+        path = environ.get("PATH_INFO", "/") or "/"
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        refused = guard.foreign(environ, method, self.hosts)
+        if refused is not None:
+            return _text(*refused)
+        if path == "/":
+            return Reply(200, "text/html; charset=utf-8", self.home().encode())
+        if path == "/graph":
+            return self.rendered()
+        if path == "/sparql":
+            if method not in ("GET", "POST"):
+                return _text(405, "use GET or POST", (("Allow", "GET, POST"),))
+            return self.sparql(environ, method)
+        if path.startswith("/queries/") and method == "GET":
+            return self.named(environ, urllib.parse.unquote(path[len("/queries/"):]))
+        if path == "/queries":
+            return self.listing()
+        return _text(404, f"no page {path}; try / or /sparql")
+
+    def sparql(self, environ: dict, method: str) -> Reply:
+        """The SPARQL 1.1 Protocol: GET query=, POST form-encoded, POST application/sparql-query."""
+        from kg.sparql.lexer import is_update, uses_service
+        from kg.sparql.run import from_text
+        from kg.sparql.sanitise import bounded
+
+        args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        if method == "POST":
+            ctype = environ.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                return _text(400, "bad Content-Length")
+            if length < 0:
+                return _text(400, f"bad Content-Length {length}")
+            if length > self.max_request_bytes:
+                return _text(413, f"request of {length} bytes is over the limit of {self.max_request_bytes}")
+            body = environ["wsgi.input"].read(length) if length else b""
+            if ctype == "application/sparql-update":
+                return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+            if ctype == "application/x-www-form-urlencoded":
+                form = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+                for k, v in form.items():
+                    args.setdefault(k, []).extend(v)
+            elif ctype == "application/sparql-query":
+                args.setdefault("query", []).append(body.decode("utf-8", "replace"))
+            else:
+                return _text(415, f"unsupported Content-Type {ctype!r}: use application/x-www-form-urlencoded or application/sparql-query")
+        if "update" in args:
+            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+        texts = args.get("query", [])
+        if len(texts) != 1 or not texts[0].strip():
+            return _text(400, "pass exactly one query, as query=… (GET or a form POST) or as an application/sparql-query body")
+        text = texts[0]
+        if len(text.encode()) > self.max_request_bytes:
+            return _text(413, f"query of {len(text.encode())} bytes is over the limit of {self.max_request_bytes}")
+        q = from_text(text, "request")  # line endings made LF (kg.sparql.sanitise) before any scan reads it
+        try:  # a text too deep or too long for a parser never reaches a worker
+            bounded(q.text)
+        except KgError as exc:
+            return _text(400, f"query 'request': {exc}")
+        if is_update(q.text):
+            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+        if uses_service(q.text):
+            return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
+        return self.run(q, {}, environ, args, untrusted=True, typed=text)
+
+    def named(self, environ: dict, name: str) -> Reply:
+        """GET /queries/NAME?param=value&format=…: run a named query."""
+        from kg.sparql.run import catalog
+
+        named = catalog()
+        if name not in named:
+            return _text(404, f"query {name!r} not found (available: {', '.join(named)})")
+        args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        params = {k: v[-1] for k, v in args.items() if k not in ("format", "offset") and v and v[-1] != ""}
+        return self.run(named[name], params, environ, args)
+
+    def run(self, q: Any, params: dict, environ: dict, args: dict, *, untrusted: bool = False, typed: str | None = None) -> Reply:
+        """Send one job to the worker pool, fairly between clients (kg.endpoint.admission), and turn its outcome into a reply
+        (`typed`: the query text as sent, kept on the page)."""
+        from kg.endpoint.admission import Busy
+
+        fmt = (args.get("format") or [None])[-1] or None
+        if fmt is not None and fmt not in MEDIA_TYPES:
+            return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
+        job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
+               "typed": typed, "offset": offset_of(args)}
+        client = environ.get("REMOTE_ADDR") or "?"
+        try:
+            with self.admission.slot(client):
+                outcome = self.pool.run(job, self.timeout, wait=5.0)
+        except Busy as exc:
+            return _text(exc.status, str(exc), (("Retry-After", "1"),))
+        if outcome.ok:
+            if any(k == "X-Kg-Truncated" and "max-bytes" in v for k, v in outcome.value.headers):
+                self.admission.penalize(client)
+            return outcome.value
+        if outcome.kind in ("timeout", "crash"):
+            self.admission.penalize(client)
+        message = outcome.message
+        if outcome.kind == "crash":
+            message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"
+        status = {"timeout": 503, "busy": 503, "crash": 503}.get(outcome.kind, 500)
+        return _text(status, message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
+
+    def listing(self) -> Reply:
+        """GET /queries: the named queries as JSON."""
+        from kg.sparql.run import catalog
+
+        items = [{"name": q.name, "purpose": q.purpose, "example": q.example,
+                  "parameters": [{"name": p.name, "type": p.type, "required": p.required, "default": p.default, "doc": p.doc} for p in q.params]}
+                 for q in catalog().values()]
+        return Reply(200, "application/json", json.dumps(items, indent=1).encode())
+
+    def rendered(self) -> Reply:
+        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph."""
+        page = self.graph.with_suffix(".html")
+        if not page.is_file():
+            return _text(404, f"{page} does not exist; run 'kg render {self.graph}' first")
+        return Reply(200, "text/html; charset=utf-8", page.read_bytes())
+
+    def home(self) -> str:
+        """The HTML page at /: a query box, the named queries, and a link to the rendered graph."""
+        from kg.sparql.run import catalog
+
+        e = html.escape
+        items = []
+        for q in catalog().values():
+            inputs = "".join(
+                f"<label>{e(p.name)} <input name='{e(p.name)}' value='{e(p.default or '')}' placeholder='{e(p.type)}'"
+                f"{' required' if p.required else ''} title='{e(p.doc)}'></label> " for p in q.params)
+            items.append(
+                f"<li><form action='/queries/{e(q.name)}' method='get'><b>{e(q.name)}</b> — {e(q.purpose)}<br>"
+                f"{inputs}<input type='hidden' name='format' value='html'><button>run</button></form></li>")
+        example = ("SELECT ?label (COUNT(?paper) AS ?papers) WHERE {\n  ?paper dcterms:subject ?c .\n  ?c skos:prefLabel ?label .\n}\n"
+                   "GROUP BY ?label ORDER BY DESC(?papers) ?label")
+        body = (
+            f"<p>Graph <code>{e(self.graph.name)}</code> — <a href='/graph'>rendered graph</a> · "
+            f"SPARQL endpoint: <code>/sparql</code> (read-only; {self.timeout:g} s and {self.max_rows} rows per query)</p>"
+            f"{query_form(example)}"
+            f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
+        return page("kg SPARQL", body)
+
+
+def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+    return Reply(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"), headers)
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            406: "Not Acceptable", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
+            500: "Internal Server Error",
+            503: "Service Unavailable"}
+
+
+@progress.stepped("starting the endpoint for {graph}")
+def make_app(graph: str | Path, **options: Any) -> App:
+    """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
+    max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,
+    max_buffered and max_buffered_per_client: bytes of answers held for clients still reading them)."""
+    return App(graph, **options)
+
+
+def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool = False):  # -> WSGIServer
+    """A threading HTTP server for the app (port 0 picks a free port: see server.server_port)."""
+    import socket
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+    from wsgiref.simple_server import make_server as wsgi_server
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        request_queue_size = 64
+
+    class Handler(WSGIRequestHandler):
+        timeout = 30  # a client that stops sending is dropped, not waited on forever
+
+        def log_message(self, format: str, *args: Any) -> None:
+            if not quiet:
+                super().log_message(format, *args)
+
+    return wsgi_server(host, port, app, server_class=Server, handler_class=Handler)
+
+
+def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
+    graphio.require(graph)
+    from kg.endpoint.sandbox import give_back_large_blocks
+
+    give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.endpoint.admission.Buffers)
+    app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
+    try:
+        server = make_server(app, host, port)
+    except OSError as exc:
+        app.close()
+        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"kg serve: http://{shown}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        app.close()

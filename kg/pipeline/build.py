@@ -1,0 +1,176 @@
+"""The `build` verb: ingest → extract → triples, and writing the result to disk."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Collection, Iterable, Iterator, Sequence
+
+from kg import extract
+from kg.core import progress as progress_
+from kg.core.defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.pipeline.build.SAMPLE_NAME
+from kg.core.errors import InputError, KgError, UsageError
+from kg.extract import ingest
+from kg.extract import scheme as scheme_
+from kg.graph import files as graphio
+from kg.graph import stamp as graph_index
+from kg.graph.atomic import atomic_write, locked
+from kg.graph.resources import data_path
+from kg.graph.vocabulary import DEFAULT_BASE, Namespaces
+from kg.pipeline import parallel, triples
+from kg.sparql import index_build as qbuild
+
+
+@dataclass(frozen=True)
+class Built:
+    """A built knowledge graph: the papers, what was extracted from them, and the scheme used."""
+
+    papers: tuple[ingest.Paper, ...]
+    extractions: Sequence[extract.Extraction]  # a tuple, or with jobs > 1 parallel.Streamed: read while being made
+    scheme: scheme_.Scheme
+    problems: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    ns: Namespaces = Namespaces()
+
+    def triples(self) -> Iterator:
+        """Every triple of the graph, in the fixed order that makes builds byte-identical."""
+        return triples.triples(self.papers, self.extractions, self.scheme, ns=self.ns, inputs=self.inputs)
+
+    def summary(self, top: int = 10) -> dict:
+        """Counts for people: papers, concepts used, subject links, mentions, and the top concepts."""
+        subjects = Counter(l.concept for e in self.extractions for l in e.links if l.subject)
+        return {
+            "papers": len(self.papers),
+            "concepts": len(subjects),
+            "links": sum(subjects.values()),
+            "mentions": sum(len(l.mentions) for e in self.extractions for l in e.links),
+            "top": [(self.scheme.concepts[c].label, n) for c, n in sorted(subjects.items(), key=lambda x: (-x[1], x[0]))[:top]],
+        }
+
+
+def sample_inputs() -> tuple[Path, ...]:
+    """The bundled ICML 2024 sample: two lists of abstracts in the seed text format."""
+    return tuple(sorted(data_path("sample").glob("*.txt")))
+
+
+def build(
+    inputs: Iterable[str | Path] | None = None,
+    *,
+    schemes: Sequence[str | Path] = (),
+    default_scheme: bool = True,
+    extractor: str = "phrase",
+    threshold: float | None = None,
+    model: str | Path | None = None,
+    base: str = DEFAULT_BASE,
+    skip_bad: bool = False,
+    jobs: int = 1,
+    progress: bool | None = None,
+    ids: Collection[str] | None = None,
+) -> Built:
+    """Read inputs (the bundled sample when None), extract concept links, and return the graph.
+
+    `jobs` worker processes share the extraction (same output for any number); `progress` shows a
+    bar on stderr (None: when kg.core.progress is on). With `ids`, only the papers with those ids are kept (kg.evaluate builds the
+    papers an expert file lists out of a larger file).
+    """
+    ns = Namespaces(base)  # validate options before any work
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    if isinstance(inputs, (str, Path)):
+        inputs = [inputs]  # one file, not the characters of its name
+    paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
+    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
+    scheme = scheme_.load(files)
+    with progress_.step(f"reading {', '.join(str(p) for p in paths)}", show=progress):
+        got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
+    if ids is not None:
+        kept = tuple(p for p in got.papers if p.id in ids)
+        if not kept:
+            raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
+        got = replace(got, papers=kept)
+    with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
+        run = extract.make_extractor(extractor, scheme, threshold, model)
+    papers: tuple[ingest.Paper, ...]
+    extractions: Sequence[extract.Extraction]
+    problems: tuple[str, ...]
+    if jobs > 1 and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
+        # The workers extract while kg.pipeline.build.write makes the triples of the papers already extracted.
+        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
+    else:
+        papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
+    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns)
+
+
+def _named(run: extract.Extractor, papers: Sequence[ingest.Paper], exc: Exception, start: int) -> Exception:
+    """The error for a worker's failure on the chunk of papers from `start`: the record it fails on, found by retrying them one at a time."""
+    if isinstance(exc, KgError):
+        return exc
+    for paper in papers[start:start + parallel.CHUNK]:
+        try:
+            run((paper,))
+        except KgError as error:
+            return error
+        except Exception as error:
+            return InputError(f"{paper.where}: extraction failed on this record ({type(error).__name__}: {error})")
+    return exc  # every record extracts on its own: the failure was in the batch machinery (a bug), not the input
+
+
+def _extract(
+    run: extract.Extractor, papers: tuple[ingest.Paper, ...], skip_bad: bool, jobs: int = 1, progress: bool | None = None
+) -> tuple[tuple[ingest.Paper, ...], tuple[extract.Extraction, ...], tuple[str, ...]]:
+    """Run the extractor over all papers; if it fails, find and name the record it fails on.
+
+    The batch is fast; only after a failure are papers retried one at a time, so that the
+    message names `file:line` (and `skip_bad` can leave that paper out) instead of a traceback.
+    """
+    try:
+        return papers, tuple(parallel.extract(run, papers, jobs=jobs, progress=progress)), ()
+    except KgError:
+        raise
+    except Exception as exc:
+        batch_error = exc
+    kept: list[ingest.Paper] = []
+    found: list[extract.Extraction] = []
+    problems: list[str] = []
+    for paper in papers:
+        try:
+            (one,) = run((paper,))
+        except KgError:
+            raise
+        except Exception as exc:
+            error = InputError(f"{paper.where}: extraction failed on this record ({type(exc).__name__}: {exc})")
+            if not skip_bad:
+                raise error from exc
+            problems.append(f"skipped {error}")
+            continue
+        kept.append(paper)
+        found.append(one)
+    if not problems:
+        # Every record extracts on its own: the failure was in the batch machinery (a bug), not the input.
+        raise batch_error
+    if not kept:
+        raise InputError(f"no papers to build: extraction failed on all {len(problems)} records, the first: {problems[0].removeprefix('skipped ')}")
+    return tuple(kept), tuple(found), tuple(problems)
+
+
+def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its indexes beside it."""
+    path = Path(path)
+    name = graphio.format_for(fmt, path)
+    with locked(path):  # an update of the same file waits (kg.update)
+        # The query index (kg.sparql.index) takes the triples as they are serialized.
+        queries = qbuild.writer(path)
+        try:
+            with atomic_write(path) as stream:
+                graphio.write(qbuild.kept(built.triples(), queries), stream, name, ns=built.ns, label=f"writing {path}")
+                stamped = graph_index.stamp_written(stream, path)
+        except BaseException:
+            if queries is not None:
+                queries.abort()
+            raise
+        if queries is not None:
+            with progress_.step(f"indexing {path} for the named queries"):
+                queries.close(stamped)
+    return path

@@ -1,0 +1,134 @@
+"""Remote SPARQL 1.1 stores: run named queries there (loading a graph into one is kg.sparql.push).
+
+Plain urllib and the SPARQL 1.1 Protocol, so any store works: Oxigraph, Fuseki, GraphDB, Virtuoso.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from email.message import Message
+from typing import IO, Any, Mapping
+
+from kg.core.defaults import QUERY_TIMEOUT
+from kg.core.errors import QueryError, UsageError
+from kg.sparql.results import Results, from_oxigraph
+
+
+def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
+    """POST and return (body, content type); HTTP and network failures become QueryError."""
+    return request("POST", url, body, content_type, accept, timeout)
+
+
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: urllib would send a POST on as a GET without its body (a push or query that
+    'succeeds' having sent nothing) and another method not at all. The answer comes back as an HTTPError."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: Message,
+                         newurl: str) -> urllib.request.Request | None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect())
+
+
+def urlopen(req: urllib.request.Request, timeout: float):  # -> http.client.HTTPResponse
+    """urllib's urlopen, except that a redirect is an HTTPError (see `redirected`), not followed."""
+    return _OPENER.open(req, timeout=timeout)
+
+
+def redirected(url: str, exc: urllib.error.HTTPError) -> QueryError | None:
+    """The error for a redirect answer, naming where it points; None for any other answer."""
+    if exc.code not in REDIRECTS:
+        return None
+    to = urllib.parse.urljoin(url, exc.headers.get("Location", ""))
+    return QueryError(f"{url} answered {exc.code} {exc.reason}: redirects to {to}; kg follows no redirect: give the URL it points to, "
+                      "if that is the store's")
+
+
+def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
+    """Send one HTTP request and return (body, content type); HTTP and network failures, and redirects, become QueryError."""
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
+    req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
+    try:
+        with urlopen(req, timeout) as resp:
+            return _bounded(resp, url, timeout), resp.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as exc:
+        moved = redirected(url, exc)
+        if moved is not None:
+            exc.close()
+            raise moved from None
+        detail = exc.read().decode("utf-8", "replace").strip().splitlines()
+        raise QueryError(f"{url} answered {exc.code} {exc.reason}: {detail[0][:300] if detail else ''}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise QueryError(f"cannot reach {url} ({reason}); is the store running?") from None
+
+
+def _bounded(resp: IO[bytes], url: str, timeout: float) -> bytes:
+    """The answer's body, read within `timeout` seconds in all and REMOTE_MAX_BYTES at most: the socket timeout
+    alone bounds each read, so a server that trickles a byte a second, or sends without end, held kg for ever
+    or filled the machine's memory."""
+    from kg.core import defaults
+
+    limit, deadline = defaults.REMOTE_MAX_BYTES, time.monotonic() + timeout
+    chunks, size = [], 0
+    while chunk := resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            raise QueryError(f"{url} sent more than {limit >> 20} MB in one answer; kg stops reading there "
+                             "(ask for fewer rows: LIMIT, or a narrower query)")
+        if time.monotonic() > deadline:
+            raise QueryError(f"{url} took more than {timeout:g} s to send its answer; kg stopped waiting (--timeout sets the limit)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def run_remote(
+    endpoint: str,
+    q: Any,  # NamedQuery
+    params: Mapping[str, Any],
+    *,
+    graph_iri: str | None = None,
+    timeout: float = QUERY_TIMEOUT,
+) -> Results:
+    """Run a named query on a SPARQL endpoint, its parameters bound by a VALUES block."""
+    from kg.graph.resources import internal_query
+    from kg.sparql.catalog import bind
+    from kg.sparql.lexer import form, is_update, with_values
+
+    if is_update(q.text):
+        raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
+
+    def lookup(name: str, terms: dict) -> Results:
+        bound = with_values(internal_query(name), {k: t.n3() for k, t in terms.items()})
+        return send(endpoint, bound, graph_iri=graph_iri, timeout=timeout, name=q.name)
+
+    terms = bind(q, params, lookup)
+    text = with_values(q.text, {k: t.n3() for k, t in terms.items()})
+    if form(text) in ("CONSTRUCT", "DESCRIBE"):
+        return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name, graph=True)
+    return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name)
+
+
+def send(
+    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT, name: str = "query", graph: bool = False
+) -> Results:
+    """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer."""
+    import pyoxigraph as ox
+
+    fields = [("query", text)] + ([("default-graph-uri", graph_iri)] if graph_iri else [])
+    accept = "application/n-triples" if graph else "application/sparql-results+json"
+    body, ctype = _post(endpoint, urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded", accept, timeout)
+    try:
+        if graph:
+            return Results("graph", triples=tuple(ox.parse(body, format=ox.RdfFormat.N_TRIPLES)), name=name)
+        return from_oxigraph(ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON), name=name)
+    except (ValueError, SyntaxError) as exc:
+        raise QueryError(f"{endpoint} answered query {name!r} with something that is not {accept} ({ctype}): {exc}") from None

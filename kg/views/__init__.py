@@ -1,0 +1,1 @@
+"""What is drawn, analysed and reported of a graph: render, concept map, analytics, report, export, evaluation."""

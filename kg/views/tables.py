@@ -1,0 +1,167 @@
+"""CSV tables of a graph file for spreadsheets, pandas and datasette: paper–concept links, and concepts with counts.
+
+One table a file, as `csvs-to-sqlite`, datasette and `pandas.read_csv` expect: `kg export -f csv` writes
+the links (one row per paper and concept it mentions, with the score and the evidence spans),
+`--table concepts` the concepts. Both come from one streamed parse of the graph file; no SPARQL store
+is built. Columns are in `LINK_COLUMNS` and `CONCEPT_COLUMNS` (docs/querying.md describes them).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kg.core.errors import UsageError
+from kg.graph import files as graphio
+from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS
+
+TABLES = ("links", "concepts")
+LINK_COLUMNS = ("paper_id", "paper", "title", "year", "venue", "concept", "label", "score", "subject", "mentions", "evidence")
+CONCEPT_COLUMNS = ("concept", "label", "papers", "mentioned_in", "mentions", "broader")
+
+
+@dataclass
+class _Paper:
+    identifier: str = ""
+    title: str = ""
+    year: str = ""
+    venue: str = ""
+
+
+@dataclass
+class _Annotation:
+    body: str = ""
+    score: str = ""
+    target: str = ""
+
+
+@dataclass
+class _Target:
+    source: str = ""
+    on_title: bool = False
+    selectors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Read:
+    """What the tables need from a graph, gathered in one pass over its triples."""
+
+    papers: dict[str, _Paper] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # rdfs:label of papers and venues
+    concepts: set[str] = field(default_factory=set)
+    labels: dict[str, str] = field(default_factory=dict)
+    broader: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    subjects: set[tuple[str, str]] = field(default_factory=set)
+    annotations: dict[str, _Annotation] = field(default_factory=lambda: defaultdict(_Annotation))
+    targets: dict[str, _Target] = field(default_factory=lambda: defaultdict(_Target))
+    starts: dict[str, str] = field(default_factory=dict)
+    ends: dict[str, str] = field(default_factory=dict)
+    exact: dict[str, str] = field(default_factory=dict)
+
+
+def _read(graph: str | Path) -> _Read:
+    import pyoxigraph as ox
+
+    r = _Read()
+    paper_class, concept_class = FABIO + "ResearchPaper", SKOS + "Concept"
+    rdf_type, title_property = RDF + "type", DCTERMS + "title"
+
+    def paper(s: str) -> _Paper:
+        found = r.papers.get(s)
+        if found is None:
+            found = r.papers[s] = _Paper()
+        return found
+
+    def set_type(s: str, o: str) -> None:
+        if o == paper_class:
+            paper(s)
+        elif o == concept_class:
+            r.concepts.add(s)
+
+    handlers: dict[str, Any] = {
+        rdf_type: set_type,
+        DCTERMS + "identifier": lambda s, o: setattr(paper(s), "identifier", o),
+        title_property: lambda s, o: setattr(paper(s), "title", o),
+        FABIO + "hasPublicationYear": lambda s, o: setattr(paper(s), "year", o),
+        DCTERMS + "isPartOf": lambda s, o: setattr(paper(s), "venue", o),
+        RDFS + "label": r.names.__setitem__,
+        SKOS + "prefLabel": r.labels.__setitem__,
+        SKOS + "broader": lambda s, o: r.broader[s].append(o),
+        DCTERMS + "subject": lambda s, o: r.subjects.add((s, o)),
+        OA + "hasBody": lambda s, o: setattr(r.annotations[s], "body", o),
+        KG + "score": lambda s, o: setattr(r.annotations[s], "score", o),
+        OA + "hasTarget": lambda s, o: setattr(r.annotations[s], "target", o),
+        OA + "hasSource": lambda s, o: setattr(r.targets[s], "source", o),
+        OA + "hasSelector": lambda s, o: r.targets[s].selectors.append(o),
+        KG + "onProperty": lambda s, o: setattr(r.targets[s], "on_title", o == title_property),
+        OA + "start": r.starts.__setitem__,
+        OA + "end": r.ends.__setitem__,
+        OA + "exact": r.exact.__setitem__,
+    }
+    blank = ox.BlankNode
+    for t in graphio.parse(graph):
+        handle = handlers.get(t.predicate.value)
+        if handle is not None:
+            s, o = t.subject, t.object
+            handle("_:" + s.value if type(s) is blank else s.value, "_:" + o.value if type(o) is blank else o.value)
+    return r
+
+
+def _links(r: _Read) -> dict[tuple[str, str], tuple[str, list[tuple[str, int, int, str]]]]:
+    """(paper, concept) -> (score, evidence spans as (field, start, end, exact)), for every annotated concept."""
+    links: dict[tuple[str, str], tuple[str, list[tuple[str, int, int, str]]]] = {}
+    for a in r.annotations.values():
+        target = r.targets.get(a.target)
+        if target is None or a.body not in r.concepts or target.source not in r.papers:
+            continue
+        spans = links.setdefault((target.source, a.body), (a.score, []))[1]
+        where = "title" if target.on_title else "abstract"
+        start = next((r.starts[s] for s in target.selectors if s in r.starts), None)
+        end = next((r.ends[s] for s in target.selectors if s in r.ends), None)
+        exact = next((r.exact[s] for s in target.selectors if s in r.exact), "")
+        if start is not None and end is not None:
+            spans.append((where, int(start), int(end), exact))
+    return links
+
+
+def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> int:
+    """Write one CSV table of the graph file to a binary stream (UTF-8, a header row); return the number of data rows."""
+    if table not in TABLES:
+        raise UsageError(f"unknown table {table!r} (available: {', '.join(TABLES)})")
+    r = _read(graph)
+    links = _links(r)
+    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+    out = csv.writer(text)
+    rows = 0
+    if table == "links":
+        out.writerow(LINK_COLUMNS)
+        order = {iri: i for i, iri in enumerate(r.papers)}
+        for (paper_iri, concept), (score, spans) in sorted(links.items(), key=lambda kv: (order[kv[0][0]], -float(kv[1][0] or 0), kv[0][1])):
+            p = r.papers[paper_iri]
+            spans.sort()
+            evidence = " | ".join(f"{where}[{a}:{b}] {exact}" for where, a, b, exact in spans)
+            out.writerow((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue), concept,
+                          r.labels.get(concept, ""), score, int((paper_iri, concept) in r.subjects), len(spans), evidence))
+            rows += 1
+    else:
+        out.writerow(CONCEPT_COLUMNS)
+        papers: dict[str, int] = defaultdict(int)
+        for paper_iri, concept in r.subjects:
+            if paper_iri in r.papers:
+                papers[concept] += 1
+        mentioned: dict[str, int] = defaultdict(int)
+        mentions: dict[str, int] = defaultdict(int)
+        for (_, concept), (_, spans) in links.items():
+            mentioned[concept] += 1
+            mentions[concept] += len(spans)
+        for concept in sorted(r.concepts, key=lambda c: (-papers[c], -mentioned[c], r.labels.get(c, ""), c)):
+            out.writerow((concept, r.labels.get(concept, ""), papers[concept], mentioned[concept], mentions[concept],
+                          " ".join(sorted(r.broader.get(concept, ())))))
+            rows += 1
+    text.flush()
+    text.detach()  # the caller owns the stream
+    return rows
