@@ -4,7 +4,7 @@ Usage: python bench/second_day.py CORPUS.jsonl [--workdir DIR] [--jobs N]
 
 Builds the corpus with `kg build` (the reference time), then runs each measure in MEASURES as its own
 processes on that graph and prints its seconds, its ratio to the build's seconds, and the rows it got. The
-last measure removes the graph's SPARQL store and times the first ad-hoc query again: the wait when the
+`kg analyze` and the JSON-LD export give their peak memory too. The last measure removes the graph's SPARQL store and times the first ad-hoc query again: the wait when the
 store was made on first use, and what making it adds to the build.
 
 A measure is a function (Graph) -> list[Timed]; add one to MEASURES to have it printed beside the others.
@@ -121,12 +121,43 @@ def first_query_without_store(graph: Graph) -> list[Timed]:
     return [Timed("first ad-hoc query with no store (it makes the store)", first.seconds, first.detail)]
 
 
+def _peak(cmd: list[str]) -> tuple[float, float, str]:
+    """Run a process; its seconds, its peak resident memory in MB (from wait4) and its standard output."""
+    import os
+
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def analyze_graph(graph: Graph) -> list[Timed]:
+    """`kg analyze` of the graph into a copy (the graph itself is left for the other measures)."""
+    out = graph.path.with_name("analysed.ttl")
+    seconds, peak, said = _peak([KG, "analyze", str(graph.path), "-o", str(out)])
+    summary = " ".join(line.strip() for line in said.splitlines()[1:3])
+    return [Timed("kg analyze", seconds, f"peak {peak:.0f} MB; {summary}")]
+
+
+def export_jsonld(graph: Graph) -> list[Timed]:
+    """`kg export` of the graph to JSON-LD, streamed."""
+    out = graph.path.with_name("graph.jsonld")
+    out.unlink(missing_ok=True)
+    seconds, peak, said = _peak([KG, "export", str(graph.path), "-o", str(out)])
+    return [Timed("kg export to JSON-LD", seconds, f"peak {peak:.0f} MB; {said.strip()}")]
+
+
 def _ctrl_c_default() -> None:
     """In the child: Ctrl-C ends it, also when this script runs in the background (where SIGINT is ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-MEASURES: list[Callable[[Graph], list[Timed]]] = [first_ad_hoc_query, serve_first_answer, first_query_without_store]
+MEASURES: list[Callable[[Graph], list[Timed]]] = [first_ad_hoc_query, serve_first_answer, analyze_graph, export_jsonld, first_query_without_store]
 
 
 def report(graph: Graph, title: str) -> None:

@@ -19,7 +19,7 @@ import kg
 from kg.cli import cli
 from kg.graph import files as graphio
 
-export_ = importlib.import_module("kg.views.scene.export")  # the module (kg.export is also the function)
+export_ = importlib.import_module("kg.views.export")  # the module (kg.export is also the function)
 
 PREFIXES = """PREFIX dcterms: <http://purl.org/dc/terms/>
 PREFIX fabio: <http://purl.org/spar/fabio/>

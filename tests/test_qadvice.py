@@ -30,7 +30,7 @@ LAST = PREFIXES + """SELECT ?paper ?title ?label WHERE {
 
 
 def advice(text: str) -> list[str]:
-    return importlib.import_module("kg.sparql.lexer.advice").late_optionals(text)
+    return importlib.import_module("kg.sparql.advice").late_optionals(text)
 
 
 def test_an_optional_before_the_patterns_that_bind_its_variable_is_named() -> None:

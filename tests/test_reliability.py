@@ -23,7 +23,7 @@ from .conftest import FIXTURES
 from .test_index import indexed
 from .test_ingest import BAD_CASES, GOOD, jsonl, write
 
-TINY = ["--scheme", str(FIXTURES / "tiny-scheme.ttl"), "--no-default-scheme"]
+TINY = ["--scheme", str(FIXTURES / "tiny-scheme.ttl"), "--no-default-scheme", "--no-store"]  # the store is tested in test_store_versions
 TRACEBACK = "Traceback (most recent call last)"
 
 

@@ -111,7 +111,7 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
     if text in named:
         return named[text]
     path = Path(text)
-    if text.endswith((".rq", ".sparql")) or (path.suffix and path.is_file()):
+    if text.endswith((".rq", ".sparql")) or (path.suffix and _is_file(path)):
         try:
             return parse_header(path.stem, _prefixed(path.read_text(encoding="utf-8")), path)
         except FileNotFoundError:
@@ -123,6 +123,14 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
         f"query {text!r} not found{f' (did you mean {hint[0]!r}?)' if hint else ''} "
         f"(available: {', '.join(named)}); or pass a .rq file, or '-' for standard input"
     )
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` names a file; False for a text no file can be named by (too long for the file system)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def from_text(text: str, name: str = "query") -> NamedQuery:
