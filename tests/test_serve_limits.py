@@ -136,3 +136,17 @@ def hold(app, query: str, client: str, unread: list) -> tuple[int, int, bytes]:
     unread.append(answer)
     body = b"".join(answer)
     return got["status"], len(body), body
+
+
+def test_a_worker_may_use_room_for_its_graph_and_no_more_by_default(tmp_path: Path) -> None:
+    """Issue #30's load test: with 2,048 MB a worker whatever the graph, two runaways and the spare took the server's
+    processes to 2.8-3.1 GB on the sample. The default is a base plus room to load the graph file."""
+    from kg.core.defaults import SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB
+    from kg.endpoint.app import worker_memory_mb
+
+    small, big = tmp_path / "small.ttl", tmp_path / "big.ttl"
+    small.write_bytes(b"x" * 3_000_000)
+    with big.open("wb") as f:
+        f.truncate(200 << 20)  # a 200 MB graph file (sparse: nothing is written)
+    assert worker_memory_mb(small) == SERVE_MEMORY_MB + 3 * SERVE_MEMORY_PER_MB <= 1100
+    assert worker_memory_mb(big) == SERVE_MEMORY_MB + 200 * SERVE_MEMORY_PER_MB >= 2048

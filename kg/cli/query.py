@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
-from kg.core.defaults import SERVE_MAX_ROWS, SERVE_TIMEOUT
+from kg.core.defaults import SERVE_MAX_BYTES, SERVE_MAX_ROWS, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB, SERVE_TIMEOUT, SERVE_WORKERS
 
 
 @click.command("query", epilog="""\b
@@ -109,16 +109,17 @@ Examples:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
 @click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
 @click.option("--max-rows", default=SERVE_MAX_ROWS, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
-@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
+@click.option("--workers", default=SERVE_WORKERS, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
 @click.option("--memory/--on-disk", default=True, show_default=True,
               help="Workers load the graph into memory (faster queries; they answer from the persisted store meanwhile) or only open the persisted store (less RAM).")
-@click.option("--max-bytes", default=16, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
-@click.option("--max-memory", default=2048, show_default=True, type=click.IntRange(256), help="Megabytes of address space per query worker; a query needing more fails.")
+@click.option("--max-bytes", default=SERVE_MAX_BYTES >> 20, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
+@click.option("--max-memory", type=click.IntRange(256),
+              help=f"Megabytes of address space per query worker; a query needing more fails [{SERVE_MEMORY_MB} + {SERVE_MEMORY_PER_MB} × the graph file's MB].")
 @click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
 @with_progress
 @clean_errors
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
-                  max_bytes: int, max_memory: int, hosts: tuple[str, ...]) -> None:
+                  max_bytes: int, max_memory: int | None, hosts: tuple[str, ...]) -> None:
     """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from kg.endpoint.app import serve as run_server
 

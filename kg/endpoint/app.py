@@ -16,7 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from kg.core import progress
-from kg.core.defaults import SERVE_BUFFERED, SERVE_BUFFERED_PER_CLIENT, SERVE_MAX_ROWS, SERVE_TIMEOUT
+from kg.core.defaults import (
+    SERVE_BUFFERED,
+    SERVE_BUFFERED_PER_CLIENT,
+    SERVE_MAX_BYTES,
+    SERVE_MAX_REQUEST_BYTES,
+    SERVE_MAX_ROWS,
+    SERVE_MEMORY_MB,
+    SERVE_MEMORY_PER_MB,
+    SERVE_TIMEOUT,
+    SERVE_WORKERS,
+)
 from kg.core.errors import InputError, KgError, UsageError
 from kg.endpoint import guard
 from kg.endpoint.pages import iri_page, offset_of, one_page, page, query_form, result_page
@@ -26,11 +36,6 @@ from kg.sparql.results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 if TYPE_CHECKING:
     from kg.endpoint.snapshot import Snapshot
 
-DEFAULT_TIMEOUT = SERVE_TIMEOUT  # seconds a query may run
-DEFAULT_MAX_ROWS = SERVE_MAX_ROWS
-MAX_REQUEST_BYTES = 256 * 1024  # a query text longer than this is refused (413)
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # a response body longer than this is cut to the rows that fit
-DEFAULT_MEMORY_MB = 2048  # address space of one query worker (kg.endpoint.sandbox.memory_limit)
 _ACCEPT: dict[str, str] = {
     "application/sparql-results+json": "json", "application/json": "json",
     "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
@@ -94,7 +99,7 @@ def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[
     return _open(graph, max_rows, memory, limits[1])
 
 
-def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple:
+def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = SERVE_MAX_BYTES) -> tuple:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
     to the graph's query index (kg.sparql.index; None when stale) and the byte cap.
 
@@ -157,9 +162,9 @@ def _handle(state: tuple, job: dict) -> Reply:
 class App:
     """The WSGI application of `kg serve` for one graph file."""
 
-    def __init__(self, graph: str | Path, *, workers: int = 2, timeout: float = DEFAULT_TIMEOUT,
-                 max_rows: int = DEFAULT_MAX_ROWS, max_request_bytes: int = MAX_REQUEST_BYTES, memory: bool = True,
-                 max_bytes: int = DEFAULT_MAX_BYTES, memory_mb: int = DEFAULT_MEMORY_MB, queue_wait: float | None = None,
+    def __init__(self, graph: str | Path, *, workers: int = SERVE_WORKERS, timeout: float = SERVE_TIMEOUT,
+                 max_rows: int = SERVE_MAX_ROWS, max_request_bytes: int = SERVE_MAX_REQUEST_BYTES, memory: bool = True,
+                 max_bytes: int = SERVE_MAX_BYTES, memory_mb: int | None = None, queue_wait: float | None = None,
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
                  max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
         from kg.endpoint.admission import Admission, Buffers
@@ -175,7 +180,7 @@ class App:
         except InputError as exc:  # e.g. a graph that does not parse
             raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
-        self.memory_mb = memory_mb
+        self.memory_mb = memory_mb = memory_mb if memory_mb is not None else worker_memory_mb(self.graph)
         self.hosts = guard.host_names(hosts)
         # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
@@ -371,6 +376,11 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
 
 
 @progress.stepped("starting the endpoint for {graph}")
+def worker_memory_mb(graph: Path) -> int:
+    """The default address space of a query worker, in MB: a base, and room to load the graph file (kg.core.defaults)."""
+    return SERVE_MEMORY_MB + SERVE_MEMORY_PER_MB * -(-graph.stat().st_size // (1 << 20))
+
+
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
     max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,
