@@ -412,3 +412,14 @@ def test_serve_and_update_pass_over_a_damaged_index(mini_ttl: Path, damaged: Pat
     assert out.exit_code == 0 and "1 papers added" in out.stdout, out.output
     assert "cannot be read (database disk image is malformed); reading" in out.stderr
     assert len(kg.query("papers-by-concept", {"concept": "offline reinforcement learning"}, graph=damaged)) == 2
+
+
+def test_the_sql_path_stops_at_its_time_limit(sample_ttl: Path) -> None:
+    """The query index's SQL gets a time limit like the engine's (SQLite's progress handler stops it), not only a
+    thread that stops waiting for it (#28); within the limit the same query answers."""
+    index = qbuild.ensure(sample_ttl)
+    assert index is not None
+    q = resolve("co-occurrence")
+    with pytest.raises(kg.QueryError, match=r"query 'co-occurrence' did not finish in 1e-09 s"):
+        qindex.answer(index, q, {}, timeout=1e-9)
+    assert len(qindex.answer(index, q, {}, timeout=60).rows) > 0

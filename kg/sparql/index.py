@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kg.core.defaults import VERSION
+from kg.core.errors import QueryError
 from kg.graph.resources import data_path
 from kg.graph.stamp import GraphIndex, current
 from kg.graph.vocabulary import FABIO, FOAF, PROV, XSD
@@ -178,22 +179,38 @@ def answers(q: NamedQuery) -> bool:
 
 
 def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str, Any] | None = None, *,
-           max_rows: int | None = None) -> Results:
+           max_rows: int | None = None, timeout: float | None = None) -> Results:
     """Run a query that `answers` on a fresh index (kg.query checks both): its parameters bound as the engine binds them.
 
-    `index`: the index file, or a connection to it that the caller keeps (`connect`).
+    `index`: the index file, or a connection to it that the caller keeps (`connect`). `timeout`: seconds the SQL
+    may run (None or 0: no limit); SQLite's progress handler stops it there, as the engine's time limit stops a query.
     """
+    import time
+
     db = index if isinstance(index, sqlite3.Connection) else sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
     collecting = gc.isenabled()
     gc.disable()  # rows and terms are hundreds of thousands of new objects, none garbage: collecting them doubled the time
+    if timeout:
+        deadline = time.monotonic() + timeout
+        db.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
     try:
         terms = bind(q, dict(params or {}), lambda name, bound: _run(db, name, _internal(name), bound, None))
         return _run(db, q.name, _shipped(q.name)[1] or "", terms, max_rows, [p.name for p in q.params])
+    except sqlite3.OperationalError as exc:
+        if timeout and "interrupted" in str(exc):
+            raise QueryError(f"query {q.name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
+                             "or allow more time (--timeout SECONDS, 0 = no limit)") from None
+        raise
     finally:
+        if timeout:
+            db.set_progress_handler(None, 0)
         if collecting:
             gc.enable()
         if db is not index:
             db.close()
+
+
+PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between looks at the clock (well under a millisecond)
 
 
 @cache

@@ -80,7 +80,8 @@ def query(
             if index is None:
                 break
             try:
-                return with_deadline(partial(qindex.answer, index, q, params, max_rows=max_rows), timeout, q.name)
+                # The thread keeps Ctrl-C at hand; the progress handler stops the SQL itself at the time limit.
+                return with_deadline(partial(qindex.answer, index, q, params, max_rows=max_rows, timeout=timeout), timeout, q.name)
             except sqlite3.DatabaseError as exc:
                 if not qindex.damaged(exc):
                     raise
