@@ -12,7 +12,6 @@ on a shared machine does not stretch as it stretches the wall clock.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -26,11 +25,10 @@ KG = [sys.executable, "-m", "kg"]
 
 
 def make_corpus(source: Path, n: int, out: Path) -> Path:
-    spec = importlib.util.spec_from_file_location("kg_bench", ROOT / "bench" / "bench.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench.make_corpus(source, n, out)
+    """The corpus repeated to `n` papers (bench/scale.py's, which takes it from bench/bench.py)."""
+    from scale import make_corpus as made  # bench/ is the script's folder, first on sys.path
+
+    return made(source, n, out)
 
 
 def run(cmd: list[str]) -> dict:
