@@ -375,12 +375,12 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
             503: "Service Unavailable"}
 
 
-@progress.stepped("starting the endpoint for {graph}")
 def worker_memory_mb(graph: Path) -> int:
     """The default address space of a query worker, in MB: a base, and room to load the graph file (kg.core.defaults)."""
     return SERVE_MEMORY_MB + SERVE_MEMORY_PER_MB * -(-graph.stat().st_size // (1 << 20))
 
 
+@progress.stepped("starting the endpoint for {graph}")
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
     max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,
