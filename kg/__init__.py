@@ -1,6 +1,6 @@
 """kg: a knowledge-graph builder for the research literature.
 
-The pipeline runs one way, one module a stage: ingest → extract → triples → query / render; tests/test_layers.py holds the layers.
+The pipeline runs one way, one folder a layer (docs/architecture.md): ingest and extract → triples → query / render; tests/test_layers.py holds the layers.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kg.pipeline.update import Updated, update
 from kg.views.report import report
 from kg.sparql.results import Results
 from kg.endpoint.app import make_app, serve
-from kg.sparql.run import query  # (last: the function shadows the module name on the package)
+from kg.sparql.run import query
 
 __all__ = [
     "Analysis",

@@ -10,6 +10,7 @@ import click
 
 from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
 from kg.core.defaults import SERVE_MAX_BYTES, SERVE_MAX_ROWS, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB, SERVE_TIMEOUT, SERVE_WORKERS
+from kg.sparql.catalog import is_file
 
 
 @click.command("query", epilog="""\b
@@ -52,7 +53,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         raise UsageError("--graph-iri only applies with --endpoint")
     if output is not None:
         local = [graph or default_graph()] if endpoint is None else []
-        refuse_overwrite(output, [*local, *([Path(name)] if Path(name).is_file() else [])])
+        refuse_overwrite(output, [*local, *([Path(name)] if is_file(Path(name)) else [])])
     target = from_text(sys.stdin.read(), "stdin") if name == "-" else name
     if graph is None and endpoint is None:
         graph = default_graph_said()

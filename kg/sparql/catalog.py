@@ -111,7 +111,7 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
     if text in named:
         return named[text]
     path = Path(text)
-    if text.endswith((".rq", ".sparql")) or (path.suffix and _is_file(path)):
+    if text.endswith((".rq", ".sparql")) or (path.suffix and is_file(path)):
         try:
             return parse_header(path.stem, _prefixed(path.read_text(encoding="utf-8")), path)
         except FileNotFoundError:
@@ -125,7 +125,7 @@ def resolve(name_or_file: str | Path) -> NamedQuery:
     )
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
     """Whether `path` names a file; False for a text no file can be named by (too long for the file system)."""
     try:
         return path.is_file()

@@ -60,12 +60,12 @@ def export_to(graph: str | Path, stream: IO[bytes], fmt: str = "ttl", view: str 
         from kg.views.tables import write_table
 
         return write_table(graph, stream, table)
-    with progress.step(f"writing {fmt}", unit="triples") as tick:
-        counted = _Counted(progress.counted(graphio.parse(graph), tick))
-        if fmt == "jsonld":
-            write_jsonld(counted, stream)
-        else:
-            graphio.write(counted, stream, fmt)
+    counted = _Counted(graphio.parse(graph))
+    if fmt == "jsonld":  # graphio.write shows its own step with the triples counted; the JSON-LD writer is kg's
+        with progress.step(f"writing {fmt}", unit="triples") as tick:
+            write_jsonld(progress.counted(counted, tick), stream)
+    else:
+        graphio.write(counted, stream, fmt)
     return counted.n
 
 
