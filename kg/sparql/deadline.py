@@ -28,6 +28,12 @@ def given_up_running() -> bool:
     return any(thread.is_alive() for thread in _GIVEN_UP)
 
 
+def too_slow(name: str, timeout: float) -> QueryError:
+    """The one error for a query past its time limit, whichever engine ran it."""
+    return QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
+                      "or allow more time (--timeout SECONDS, 0 = no limit)")
+
+
 def with_deadline(work: Callable[[], T], timeout: float | None, name: str, *, stack: int | None = None) -> T:
     """Run `work` in a thread that this one waits for, so that Ctrl-C stops the wait at once and a query
     past `timeout` seconds (None or 0: no limit) is given up with a QueryError. `stack`: the thread's
@@ -59,8 +65,7 @@ def with_deadline(work: Callable[[], T], timeout: float | None, name: str, *, st
     try:
         while thread.is_alive():
             if deadline is not None and time.monotonic() >= deadline:
-                raise QueryError(f"query {name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
-                                 "or allow more time (--timeout SECONDS, 0 = no limit)")
+                raise too_slow(name, timeout or 0)
             thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
     except BaseException:
         _GIVEN_UP[:] = [*(t for t in _GIVEN_UP if t.is_alive()), thread]

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kg.core.defaults import VERSION
-from kg.core.errors import QueryError
 from kg.graph.resources import data_path
 from kg.graph.stamp import GraphIndex, current
 from kg.graph.vocabulary import FABIO, FOAF, PROV, XSD
 from kg.sparql.catalog import NamedQuery, bind
+from kg.sparql.deadline import too_slow
 from kg.sparql.results import Results, Term
 
 SUFFIX = ".kg-query.sqlite"
@@ -198,8 +198,7 @@ def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str,
         return _run(db, q.name, _shipped(q.name)[1] or "", terms, max_rows, [p.name for p in q.params])
     except sqlite3.OperationalError as exc:
         if timeout and "interrupted" in str(exc):
-            raise QueryError(f"query {q.name!r} did not finish in {timeout:g} s; narrow it (a LIMIT, a parameter) "
-                             "or allow more time (--timeout SECONDS, 0 = no limit)") from None
+            raise too_slow(q.name, timeout) from None
         raise
     finally:
         if timeout:
