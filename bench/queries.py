@@ -66,9 +66,9 @@ def child(kind: str, *args: str) -> dict:
 
 def index_alone(graph: str) -> dict:
     """Child: the query index written from the graph's triples in memory, as kg build does after serializing."""
+    from kg.graph import index_writer as qbuild
     from kg.graph.files import read_triples
     from kg.graph.stamp import stamp
-    from kg.sparql import index_build as qbuild
 
     t = time.perf_counter()
     triples = read_triples(graph)

@@ -101,13 +101,13 @@ def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[
 
 def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = SERVE_MAX_BYTES) -> tuple:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
-    to the graph's query index (kg.sparql.index; None when stale) and the byte cap.
+    to the graph's query index (kg.graph.index_file; None when stale) and the byte cap.
 
     `graph`: the version the server pinned (kg.endpoint.snapshot), whose store and index are opened once and kept, so
     that named and ad-hoc queries are answered from that version; or a graph file by its path.
     """
     from kg.endpoint.snapshot import Snapshot, open_snapshot
-    from kg.sparql.index import fresh
+    from kg.graph.index_file import fresh
     from kg.sparql.sanitise import check
 
     if not isinstance(graph, Snapshot):

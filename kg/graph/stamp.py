@@ -1,7 +1,7 @@
 """What `kg build --update` must know of a graph file, and the stamp that says which version of a file an index describes.
 
 The update reads the papers already in a graph (their ids and abstract hashes, the builds, authors,
-venues and scheme versions) from the graph's query index (kg.sparql.index.known), which every build and
+venues and scheme versions) from the graph's query index (kg.graph.index_file.known), which every build and
 update writes; with no fresh index (one is made by parsing the file), from one streaming pass over
 the graph (`scan`).
 
