@@ -94,12 +94,12 @@ def test_every_format_gets_a_query_index_that_knows_its_graph(sample_built, tmp_
 
 def test_an_update_with_no_index_to_be_had_scans_the_graph(sample_built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder where no index can be made (here: the index writer fails) still updates, from a scan of the graph."""
-    from kg.graph import index_writer as qbuild
+    from kg.graph import index_writer
 
     def boom(self: object, term: object) -> int:
         raise RuntimeError("no index today")
 
-    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    monkeypatch.setattr(index_writer.Writer, "_tid", boom)
     graph = kg.write(sample_built, tmp_path / "g.ttl")
     source = tmp_path / "new.jsonl"
     source.write_text('{"id": "new-1", "title": "Federated learning at the edge", "abstract": "We study federated learning '

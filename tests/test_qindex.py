@@ -17,8 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kg
-from kg.graph import index_file
-from kg.graph import index_writer as qbuild
+from kg.graph import index_file, index_writer
 from kg.graph.files import parse
 from kg.graph.handle import GraphFile
 from kg.graph.stamp import stamp
@@ -129,7 +128,7 @@ def _pair(triples: list[ox.Triple], tmp: Path) -> tuple[ox.Store, Path]:
     store.extend([ox.Quad(x.subject, x.predicate, x.object) for x in triples])
     graph = tmp / "g.nt"
     graph.write_bytes(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-    index = qbuild.write(graph, triples, stamp(graph))
+    index = index_writer.write(graph, triples, stamp(graph))
     assert index is not None and index_file.fresh(graph) == index
     return store, index
 
@@ -332,7 +331,7 @@ def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch:
     def boom(self: object, term: object) -> int:
         raise RuntimeError("no index today")
 
-    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    monkeypatch.setattr(index_writer.Writer, "_tid", boom)
     graph = kg.write(kg.build(), tmp_path / "g.ttl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.ttl"]  # no index, no temporary file
     rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows

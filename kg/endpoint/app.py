@@ -30,7 +30,7 @@ from kg.core.defaults import (
 from kg.core.errors import InputError, KgError, UsageError
 from kg.endpoint import guard
 from kg.endpoint.pages import iri_page, offset_of, one_page, page, query_form, result_page
-from kg.graph import files as graphio
+from kg.graph.handle import GraphFile
 from kg.sparql.results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ class App:
         from kg.endpoint.snapshot import take
         from kg.endpoint.workers import Pool
 
-        self.graph = graphio.require(graph)
+        self.graph = GraphFile.existing(graph).path
         # One version of the graph, its query index and its store (made here if missing, once per version of the
         # graph), pinned for every worker (kg.endpoint.snapshot)
         try:
@@ -413,7 +413,7 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
 
 def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
-    graphio.require(graph)
+    GraphFile.existing(graph)  # the one error for a missing graph, before anything starts
     from kg.endpoint.sandbox import give_back_large_blocks
 
     give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.endpoint.admission.Buffers)

@@ -47,7 +47,10 @@ class GraphFile:
     @classmethod
     def existing(cls, path: str | Path) -> GraphFile:
         """The handle of a graph file that is there (else kg.graph.files.no_such_graph, the one error for it)."""
-        return cls(files.require(path))
+        path = Path(path)
+        if not path.is_file():
+            raise files.no_such_graph(path)
+        return cls(path)
 
     @property
     def format(self) -> str:

@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kg.core.defaults import VERSION
-from kg.graph.stamp import GraphIndex, current
+from kg.graph.stamp import GraphIndex, derived, describes
 from kg.graph.vocabulary import FABIO, FOAF, PROV
 
 SUFFIX = ".kg-query.sqlite"
@@ -29,11 +28,11 @@ def index_path(graph: str | Path) -> Path:
     return graph.with_name(graph.stem + SUFFIX)
 
 
-def stamp_text(graph: Path, graph_stamp: dict) -> str:
-    """What an index of `graph` (whose file has `graph_stamp`) records: the graph's stamp, kg's version, the schema."""
+def stamp_text(graph: Path, graph_stamp: dict | None) -> str:
+    """What an index of `graph` (whose file has `graph_stamp`) records: kg.graph.stamp.derived, its version `SCHEMA`."""
     import json
 
-    return json.dumps({"graph": graph_stamp, "kg": VERSION, "schema": SCHEMA}, sort_keys=True)
+    return json.dumps(derived(graph_stamp, "schema", SCHEMA), sort_keys=True)
 
 
 def fresh(graph: str | Path) -> Path | None:
@@ -56,9 +55,7 @@ def fresh(graph: str | Path) -> Path | None:
         return None
     finally:
         db.close()
-    if not isinstance(stored, dict) or (stored.get("kg"), stored.get("schema")) != (VERSION, SCHEMA) or not isinstance(stored.get("graph"), dict):
-        return None
-    same, seen = current(graph, stored["graph"], known if isinstance(known, dict) else None)
+    same, seen = describes(graph, stored, "schema", SCHEMA, known)
     if same and seen is not None:
         _record(path, json.dumps(seen, sort_keys=True))
     return path if same else None
