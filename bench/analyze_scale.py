@@ -51,7 +51,7 @@ def counts(graph: Path) -> str:
     """Papers, concepts, subject links and co-occurring pairs of a graph, and its triples (from its query index)."""
     import sqlite3
 
-    from kg.sparql.index import index_path
+    from kg.graph.index_file import index_path
 
     db = sqlite3.connect(index_path(graph))
     one = lambda sql: db.execute(sql).fetchone()[0]  # noqa: E731

@@ -71,9 +71,9 @@ def silences(args: list[str], cwd: Path, until: bytes | None = None) -> tuple[fl
 def counting_cost(graph: Path) -> None:
     """Write and read the graph with progress off and on, alternately; best of 5 each."""
     from kg.core import progress
-    from kg.graph import files as graphio
+    from kg.graph import files
 
-    triples = graphio.read_triples(graph)
+    triples = files.read_triples(graph)
     sink = open(os.devnull, "w")
     best: dict[tuple[str, bool], float] = {}
     for _ in range(5):
@@ -82,10 +82,10 @@ def counting_cost(graph: Path) -> None:
             stderr, sys.stderr = sys.stderr, sink
             try:
                 t = time.perf_counter()
-                graphio.write(triples, io.BytesIO(), "ttl")
+                files.write(triples, io.BytesIO(), "ttl")
                 w = time.perf_counter() - t
                 t = time.perf_counter()
-                n = len(graphio.read_triples(graph))
+                n = len(files.read_triples(graph))
                 r = time.perf_counter() - t
             finally:
                 sys.stderr = stderr

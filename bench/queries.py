@@ -66,9 +66,9 @@ def child(kind: str, *args: str) -> dict:
 
 def index_alone(graph: str) -> dict:
     """Child: the query index written from the graph's triples in memory, as kg build does after serializing."""
+    from kg.graph import index_writer
     from kg.graph.files import read_triples
     from kg.graph.stamp import stamp
-    from kg.sparql import index_build as qbuild
 
     t = time.perf_counter()
     triples = read_triples(graph)
@@ -76,7 +76,7 @@ def index_alone(graph: str) -> dict:
     copy = Path(graph).with_name("copy.ttl")
     shutil.copy(graph, copy)
     t = time.perf_counter()
-    path = qbuild.write(copy, triples, stamp(copy))
+    path = index_writer.write(copy, triples, stamp(copy))
     assert path is not None
     return {"parse": parsed, "index": time.perf_counter() - t, "MB": path.stat().st_size / 1e6, "triples": len(triples)}
 

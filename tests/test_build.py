@@ -258,8 +258,8 @@ def test_update_leaves_an_index_equal_to_a_scan_of_the_result(updated: dict) -> 
 def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
     import shutil
 
+    from kg.graph import index_file
     from kg.graph import stamp as index
-    from kg.sparql import index as qindex
 
     from .test_index import indexed
 
@@ -277,7 +277,7 @@ def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_pa
         graph = folder / "g.ttl"
         shutil.copy2(b / "g.ttl", graph)
         if index_from is not None:
-            shutil.copy2(qindex.index_path(index_from / "g.ttl"), qindex.index_path(graph))
+            shutil.copy2(index_file.index_path(index_from / "g.ttl"), index_file.index_path(graph))
         result = kg.update(graph, [new])
         assert (result.added, result.replaced, result.unchanged) == (20, 0, 5), name
         assert indexed(graph) == index.scan(graph), name
@@ -288,15 +288,15 @@ def test_update_writes_the_same_bytes_with_a_fresh_stale_or_missing_index(tmp_pa
 
 
 def test_update_with_nothing_new_writes_only_a_missing_index(tmp_path: Path, corpus_lines: list[str]) -> None:
+    from kg.graph import index_file
     from kg.graph import stamp as index
-    from kg.sparql import index as qindex
 
     from .test_index import indexed
 
     graph = tmp_path / "g.ttl"
     source = _write(tmp_path / "a.jsonl", corpus_lines[:10])
     kg.write(kg.build([source]), graph)
-    qindex.index_path(graph).unlink()
+    index_file.index_path(graph).unlink()
     before, stat = graph.read_bytes(), graph.stat()
     result = kg.update(graph, [source])
     assert not result.changed and result.unchanged == 10

@@ -17,7 +17,7 @@ from rdflib.compare import isomorphic
 
 import kg
 from kg.cli import cli
-from kg.graph import files as graphio
+from kg.graph import files
 
 export_ = importlib.import_module("kg.views.export")  # the module (kg.export is also the function)
 
@@ -32,7 +32,7 @@ PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
 
 def store_of(graph: Path) -> ox.Store:
     store = ox.Store()
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in graphio.read_triples(graph))
+    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in files.read_triples(graph))
     return store
 
 
@@ -60,10 +60,10 @@ def test_jsonld_reads_back_as_the_same_graph_with_rdflib(sample_ttl: Path, tmp_p
 
 
 def test_jsonld_is_written_while_the_graph_is_still_being_read(sample_ttl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    total = len(graphio.read_triples(sample_ttl))
+    total = len(files.read_triples(sample_ttl))
     stream = io.BytesIO()
     seen: dict[str, int] = {}
-    parse = graphio.parse
+    parse = files.parse
 
     def watched(path: Any) -> Iterator:
         for i, t in enumerate(parse(path)):
@@ -71,7 +71,7 @@ def test_jsonld_is_written_while_the_graph_is_still_being_read(sample_ttl: Path,
                 seen["written at half"] = stream.tell()
             yield t
 
-    monkeypatch.setattr(graphio, "parse", watched)
+    monkeypatch.setattr(files, "parse", watched)
     assert export_.export_to(sample_ttl, stream, "jsonld") == total
     # Half the graph read, most of that half already written: nothing waits for the whole graph in memory.
     assert seen["written at half"] > stream.tell() // 4

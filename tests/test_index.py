@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 
 import kg
+from kg.graph import index_file
 from kg.graph import stamp as index
 from kg.graph.files import read_triples
 from kg.graph.vocabulary import DCTERMS, FOAF, RDF, RDFS
-from kg.sparql import index as qindex
 
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
 
 
 def indexed(graph: Path) -> index.GraphIndex | None:
     """What the query index beside a graph says of it, or None when that index is missing or stale."""
-    found = qindex.fresh(graph)
-    return qindex.known(found) if found is not None else None
+    found = index_file.fresh(graph)
+    return index_file.known(found) if found is not None else None
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def _copy(graph: Path, folder: Path) -> Path:
     folder.mkdir()
     out = folder / graph.name
     shutil.copy2(graph, out)
-    shutil.copy2(qindex.index_path(graph), qindex.index_path(out))
+    shutil.copy2(index_file.index_path(graph), index_file.index_path(out))
     return out
 
 
@@ -94,18 +94,18 @@ def test_every_format_gets_a_query_index_that_knows_its_graph(sample_built, tmp_
 
 def test_an_update_with_no_index_to_be_had_scans_the_graph(sample_built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder where no index can be made (here: the index writer fails) still updates, from a scan of the graph."""
-    from kg.sparql import index_build as qbuild
+    from kg.graph import index_writer
 
     def boom(self: object, term: object) -> int:
         raise RuntimeError("no index today")
 
-    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    monkeypatch.setattr(index_writer.Writer, "_tid", boom)
     graph = kg.write(sample_built, tmp_path / "g.ttl")
     source = tmp_path / "new.jsonl"
     source.write_text('{"id": "new-1", "title": "Federated learning at the edge", "abstract": "We study federated learning '
                       'of language models on phones."}\n', encoding="utf-8")
     result = kg.update(graph, [source])
-    assert (result.added, result.unchanged) == (1, 0) and qindex.fresh(graph) is None
+    assert (result.added, result.unchanged) == (1, 0) and index_file.fresh(graph) is None
     assert len(index.scan(graph).ids) == len(sample_built.papers) + 1
 
 
@@ -120,7 +120,7 @@ def test_a_graph_edited_in_the_middle_with_size_and_mtime_kept_is_answered_as_ed
     monkeypatch.setattr(index, "SETTLE", 0.0)  # the copy counts as settled: readers record what they verified
     graph = tmp_path / sample_ttl.name
     shutil.copy2(sample_ttl, graph)
-    shutil.copy2(qindex.index_path(sample_ttl), qindex.index_path(graph))
+    shutil.copy2(index_file.index_path(sample_ttl), index_file.index_path(graph))
     data = graph.read_bytes()
     found = re.search(rb'a fabio:ResearchPaper ;\n\tdcterms:identifier "[^"]*" ;\n\trdfs:label "([A-Za-z][^"]*)"', data)
     assert found is not None and len(data) - found.start(1) > 4 * 65536  # the first paper's label, far from the end of the file
@@ -148,14 +148,14 @@ def test_a_verified_graph_is_not_hashed_again_until_it_changes(sample_ttl: Path,
     and the next one reads only that. A file changed in the last SETTLE seconds is hashed every time."""
     graph = tmp_path / sample_ttl.name
     shutil.copy2(sample_ttl, graph)
-    shutil.copy2(qindex.index_path(sample_ttl), qindex.index_path(graph))
+    shutil.copy2(index_file.index_path(sample_ttl), index_file.index_path(graph))
     hashed: list[Path] = []
     real = index.stamp
     monkeypatch.setattr(index, "stamp", lambda g: hashed.append(g) or real(g))
-    assert qindex.fresh(graph) is not None and qindex.fresh(graph) is not None
+    assert index_file.fresh(graph) is not None and index_file.fresh(graph) is not None
     assert len(hashed) == 2  # just copied: not settled, so nothing recorded
     monkeypatch.setattr(index, "SETTLE", 0.0)
-    assert qindex.fresh(graph) is not None and qindex.fresh(graph) is not None and qindex.fresh(graph) is not None
+    assert index_file.fresh(graph) is not None and index_file.fresh(graph) is not None and index_file.fresh(graph) is not None
     assert len(hashed) == 3  # hashed once more, then known
     os.chmod(graph, 0o600)  # a new ctime: hashed again (and still the same graph)
-    assert qindex.fresh(graph) is not None and len(hashed) == 4
+    assert index_file.fresh(graph) is not None and len(hashed) == 4

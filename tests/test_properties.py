@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kg.extract import Extraction, Link, Mention, PhraseExtractor, ingest, scheme
-from kg.graph import files as graphio
+from kg.graph import files
 from kg.graph.vocabulary import DCTERMS, DEFAULT_BASE
 from kg.pipeline.triples import triples as make_triples
 
@@ -60,7 +60,7 @@ def ingested(records: list[dict[str, Any]]) -> tuple[ingest.Paper, ...]:
 
 def serialized(triples: list, fmt: str) -> bytes:
     buffer = io.BytesIO()
-    graphio.write(triples, buffer, fmt)
+    files.write(triples, buffer, fmt)
     return buffer.getvalue()
 
 
@@ -122,7 +122,7 @@ def test_any_records_round_trip_in_every_format_with_valid_iris(records: list[di
     for fmt, parser in [("ttl", "turtle"), ("nt", "nt"), ("jsonld", "json-ld"), ("xml", "xml")]:
         data_ = serialized(triples, fmt)
         # pyoxigraph parses every format back to the very same set of triples (no blank nodes) ...
-        fmt_ = getattr(ox.RdfFormat, graphio.FORMATS[fmt][0])
+        fmt_ = getattr(ox.RdfFormat, files.FORMATS[fmt][0])
         assert {getattr(q, "triple", q) for q in ox.parse(data_, format=fmt_)} == set(triples), fmt
         # ... and so does an independent parser (rdflib; expat for RDF/XML, which enforces XML 1.0).
         assert isomorphic(Graph().parse(data=data_, format=parser), expected), fmt

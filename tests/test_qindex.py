@@ -17,13 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kg
+from kg.graph import index_file, index_writer
 from kg.graph.files import parse
+from kg.graph.handle import GraphFile
 from kg.graph.stamp import stamp
 from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 from kg.pipeline.build import sample_inputs
 from kg.sparql import engine
 from kg.sparql import index as qindex
-from kg.sparql import index_build as qbuild
 from kg.sparql.catalog import catalog, resolve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answers"
@@ -127,8 +128,8 @@ def _pair(triples: list[ox.Triple], tmp: Path) -> tuple[ox.Store, Path]:
     store.extend([ox.Quad(x.subject, x.predicate, x.object) for x in triples])
     graph = tmp / "g.nt"
     graph.write_bytes(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"")
-    index = qbuild.write(graph, triples, stamp(graph))
-    assert index is not None and qindex.fresh(graph) == index
+    index = index_writer.write(graph, triples, stamp(graph))
+    assert index is not None and index_file.fresh(graph) == index
     return store, index
 
 
@@ -195,7 +196,7 @@ def test_the_sample_gives_the_engine_rows(tmp_path: Path) -> None:
     graph.write_bytes(gzip.decompress((FIXTURES / "sample-analyzed.ttl.gz").read_bytes()))
     triples = list(parse(graph))
     store, _ = _pair(triples, tmp_path)
-    index = qbuild.ensure(graph)
+    index = GraphFile(graph).index()
     assert index is not None
     labels = [r["label"] for r in kg.query("top-concepts", graph=graph)][:4]
     paper = next(iter(kg.query("papers-by-concept", {"concept": labels[0]}, graph=graph)))["identifier"]
@@ -284,22 +285,22 @@ def test_lowercase_is_the_engines() -> None:
     texts = ["ΣΊΣΥΦΟΣ ΟΔΟΣ", "İstanbul", "ǅemal", "ẞ", "Ａ", "abc", "", "\u1c89", "Ꟁ"]
     store = ox.Store()
     want = [next(iter(store.query(f"SELECT (LCASE({ox.Literal(t)}) AS ?l) {{}}")))[0].value for t in texts]
-    assert qindex.lowercase(texts) == want
+    assert index_file.lowercase(texts) == want
 
 
 def test_build_writes_a_fresh_index_and_a_changed_graph_makes_it_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     graph = kg.write(kg.build(), tmp_path / "g.ttl")
-    index = qindex.fresh(graph)
-    assert index == qindex.index_path(graph) and index.is_file()
+    index = index_file.fresh(graph)
+    assert index == index_file.index_path(graph) and index.is_file()
     monkeypatch.setattr(engine, "run", _no_engine)
     rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
     assert len(rows) > 3
     assert not (tmp_path / "g.oxigraph").exists()  # named queries with SQL need no store
     with graph.open("ab") as stream:
         stream.write(b"\n")
-    assert qindex.fresh(graph) is None  # stale: never read
+    assert index_file.fresh(graph) is None  # stale: never read
     assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows  # made again from the file
-    assert qindex.fresh(graph) is not None
+    assert index_file.fresh(graph) is not None
 
 
 def _no_engine(*args: object, **kwargs: object) -> None:
@@ -311,7 +312,7 @@ def test_an_update_adds_to_the_index(tmp_path: Path) -> None:
     graph = kg.write(kg.build(parts[:1]), tmp_path / "g.ttl")
     kg.update(graph, parts[1:])
     whole = kg.write(kg.build(parts), tmp_path / "whole.ttl")
-    assert qindex.fresh(graph) is not None
+    assert index_file.fresh(graph) is not None
     for name, params in (("top-concepts", {}), ("co-occurrence", {}), ("search", {"words": "learning"}), ("trend", {}),
                          ("papers-by-concept", {"concept": "machine learning"})):
         assert kg.query(name, params, graph=graph).rows == kg.query(name, params, graph=whole).rows, name
@@ -330,12 +331,12 @@ def test_an_index_that_fails_leaves_the_build_whole(tmp_path: Path, monkeypatch:
     def boom(self: object, term: object) -> int:
         raise RuntimeError("no index today")
 
-    monkeypatch.setattr(qbuild.Writer, "_tid", boom)
+    monkeypatch.setattr(index_writer.Writer, "_tid", boom)
     graph = kg.write(kg.build(), tmp_path / "g.ttl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.ttl"]  # no index, no temporary file
     rows = kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows
     monkeypatch.undo()
-    assert qbuild.ensure(graph) is not None
+    assert GraphFile(graph).index() is not None
     assert kg.query("papers-by-concept", {"concept": "reinforcement learning"}, graph=graph).rows == rows and len(rows) > 3
 
 
@@ -366,9 +367,9 @@ def damaged(mini_ttl: Path, tmp_path: Path) -> Path:
 
     graph = tmp_path / mini_ttl.name
     shutil.copy2(mini_ttl, graph)
-    shutil.copy2(qindex.index_path(mini_ttl), qindex.index_path(graph))
-    _damage(qindex.index_path(graph))
-    assert qindex.fresh(graph) is not None  # the stamp matches: only reading it fails
+    shutil.copy2(index_file.index_path(mini_ttl), index_file.index_path(graph))
+    _damage(index_file.index_path(graph))
+    assert index_file.fresh(graph) is not None  # the stamp matches: only reading it fails
     return graph
 
 
@@ -383,7 +384,7 @@ def test_a_damaged_index_whose_stamp_matches_is_made_again_and_the_query_answere
     out = runner.invoke(cli, ["query", "top-concepts", "--graph", str(damaged), "-f", "csv"])
     assert out.exit_code == 0 and out.stdout == expected, out.output
     warnings = [line for line in out.stderr.splitlines() if line.startswith("kg: warning:")]
-    assert warnings == [f"kg: warning: the query index {qindex.index_path(damaged)} cannot be read (database disk image is malformed); "
+    assert warnings == [f"kg: warning: the query index {index_file.index_path(damaged)} cannot be read (database disk image is malformed); "
                         f"making it again from {damaged}"], out.stderr
     again = runner.invoke(cli, ["query", "top-concepts", "--graph", str(damaged), "-f", "csv"])
     assert again.exit_code == 0 and again.stdout == expected and "warning" not in again.stderr  # the index made again reads
@@ -417,7 +418,7 @@ def test_serve_and_update_pass_over_a_damaged_index(mini_ttl: Path, damaged: Pat
 def test_the_sql_path_stops_at_its_time_limit(sample_ttl: Path) -> None:
     """The query index's SQL gets a time limit like the engine's (SQLite's progress handler stops it), not only a
     thread that stops waiting for it (#28); within the limit the same query answers."""
-    index = qbuild.ensure(sample_ttl)
+    index = GraphFile(sample_ttl).index()
     assert index is not None
     q = resolve("co-occurrence")
     with pytest.raises(kg.QueryError, match=r"query 'co-occurrence' did not finish in 1e-09 s"):

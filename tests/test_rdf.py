@@ -12,7 +12,7 @@ from rdflib.compare import isomorphic, to_canonical_graph
 from rdflib.namespace import DCTERMS, RDF, SKOS
 
 import kg
-from kg.graph import files as graphio
+from kg.graph import files
 from kg.graph.vocabulary import slug
 
 from .conftest import FIXTURES
@@ -29,7 +29,7 @@ def tiny():
 
 def _turtle(built) -> bytes:
     buffer = io.BytesIO()
-    graphio.write(built.triples(), buffer, "ttl", ns=built.ns)
+    files.write(built.triples(), buffer, "ttl", ns=built.ns)
     return buffer.getvalue()
 
 
@@ -46,10 +46,10 @@ def test_tiny_fixture_matches_golden_turtle(tiny) -> None:
     )
 
 
-@pytest.mark.parametrize("fmt", sorted(graphio.FORMATS))
+@pytest.mark.parametrize("fmt", sorted(files.FORMATS))
 def test_every_format_round_trips_isomorphic(tiny, fmt: str) -> None:
     buffer = io.BytesIO()
-    graphio.write(tiny.triples(), buffer, fmt, ns=tiny.ns)
+    files.write(tiny.triples(), buffer, fmt, ns=tiny.ns)
     parser = {"ttl": "turtle", "nt": "nt", "nq": "nquads", "trig": "trig", "jsonld": "json-ld", "xml": "xml"}[fmt]
     if fmt in ("nq", "trig"):
         from rdflib import Dataset

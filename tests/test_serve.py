@@ -208,16 +208,16 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
 def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) -> None:
     """Workers get the graph's query index (kg.sparql.index) on disk and in memory; its answers are the engine's."""
     from kg.endpoint.app import _open
+    from kg.graph import index_file
     from kg.sparql import engine
-    from kg.sparql import index as qindex
     from kg.sparql.run import resolve
     from kg.sparql.store import open_store
 
-    def index_file(state: tuple) -> str:  # a worker keeps a connection to the index
+    def opened(state: tuple) -> str:  # a worker keeps a connection to the index
         return state[2].execute("PRAGMA database_list").fetchone()[2]
 
-    assert qindex.fresh(mini_ttl) is not None
-    assert index_file(_open(str(mini_ttl), 5, False)) == index_file(_open(str(mini_ttl), 5, True)) == str(qindex.fresh(mini_ttl).resolve())
+    assert index_file.fresh(mini_ttl) is not None
+    assert opened(_open(str(mini_ttl), 5, False)) == opened(_open(str(mini_ttl), 5, True)) == str(index_file.fresh(mini_ttl).resolve())
     store = open_store(mini_ttl, memory=True)
     for words in ("HUMAN feedback", "offline reinforcement", "zz"):
         status, _, body = call(app, path="/queries/search", query={"words": words, "format": "csv"})

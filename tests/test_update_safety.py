@@ -93,20 +93,19 @@ def test_two_concurrent_updates_keep_both_runs_papers(built: Path, tmp_path: Pat
 
 def test_an_update_refuses_a_graph_changed_under_it(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another program rewriting the graph between the read and the rename: nothing is written."""
-    import importlib
+    from kg.graph.handle import GraphFile
 
-    update = importlib.import_module("kg.pipeline.update")  # (kg.update the attribute is the function)
     new = tmp_path / "new.jsonl"
     new.write_text(paper(5) + "\n")
-    real = update._copy
+    real = GraphFile.copy_into
 
-    def copy_then_edit(graph: Path, stream) -> int:
-        size = real(graph, stream)
-        with graph.open("a", encoding="utf-8") as other:
+    def copy_then_edit(self: GraphFile, stream) -> int:
+        size = real(self, stream)
+        with self.path.open("a", encoding="utf-8") as other:
             other.write("<http://x/a> <http://x/b> <http://x/c> .\n")
         return size
 
-    monkeypatch.setattr(update, "_copy", copy_then_edit)
+    monkeypatch.setattr(GraphFile, "copy_into", copy_then_edit)
     result = CliRunner().invoke(cli, ["build", "--no-render", "--update", str(built), str(new)])
     edited_later = built.read_text(encoding="utf-8")
     assert result.exit_code == 1 and "changed while it was being updated" in result.output, result.output

@@ -30,7 +30,7 @@ from kg.core.defaults import (
 from kg.core.errors import InputError, KgError, UsageError
 from kg.endpoint import guard
 from kg.endpoint.pages import iri_page, offset_of, one_page, page, query_form, result_page
-from kg.graph import files as graphio
+from kg.graph.handle import GraphFile
 from kg.sparql.results import GRAPH_FORMATS, MEDIA_TYPES, html_table
 
 if TYPE_CHECKING:
@@ -101,13 +101,13 @@ def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[
 
 def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = SERVE_MAX_BYTES) -> tuple:
     """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
-    to the graph's query index (kg.sparql.index; None when stale) and the byte cap.
+    to the graph's query index (kg.graph.index_file; None when stale) and the byte cap.
 
     `graph`: the version the server pinned (kg.endpoint.snapshot), whose store and index are opened once and kept, so
     that named and ad-hoc queries are answered from that version; or a graph file by its path.
     """
     from kg.endpoint.snapshot import Snapshot, open_snapshot
-    from kg.sparql.index import fresh
+    from kg.graph.index_file import fresh
     from kg.sparql.sanitise import check
 
     if not isinstance(graph, Snapshot):
@@ -171,7 +171,7 @@ class App:
         from kg.endpoint.snapshot import take
         from kg.endpoint.workers import Pool
 
-        self.graph = graphio.require(graph)
+        self.graph = GraphFile.existing(graph).path
         # One version of the graph, its query index and its store (made here if missing, once per version of the
         # graph), pinned for every worker (kg.endpoint.snapshot)
         try:
@@ -413,7 +413,7 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
 
 def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
     """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
-    graphio.require(graph)
+    GraphFile.existing(graph)  # the one error for a missing graph, before anything starts
     from kg.endpoint.sandbox import give_back_large_blocks
 
     give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.endpoint.admission.Buffers)

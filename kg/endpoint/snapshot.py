@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kg.sparql import index as qindex
-from kg.sparql import index_build as qbuild
+from kg.graph import index_file
+from kg.graph.handle import GraphFile
 from kg.sparql.store import ensure_store, hold, in_memory, open_folder, open_store
 
 HELD = "held.lock"  # exclusive-locked by the process that holds the snapshot
@@ -73,7 +73,7 @@ def take(graph: str | Path) -> Snapshot:
             return found
         _drop(folder)
     # No links: the graph by its path (its index and store as they are found now)
-    return Snapshot(graph, qbuild.ensure(graph), _store(graph, graph))
+    return Snapshot(graph, GraphFile(graph).index(), _store(graph, graph))
 
 
 def _pin(graph: Path, folder: Path) -> Snapshot | None:
@@ -82,9 +82,9 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     pinned = folder / graph.name
     try:
         os.link(graph, pinned)
-        index = qbuild.ensure(graph)
+        index = GraphFile(graph).index()
         if index is not None:
-            os.link(index, qindex.index_path(pinned))
+            os.link(index, index_file.index_path(pinned))
     except OSError:
         return None
     if _changed(graph, pinned):  # the index found is of another version (kg replaces a graph by rename, never in place)
@@ -92,7 +92,7 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     version = _store(graph, pinned)
     if version is None and _changed(graph, pinned):
         return None  # (else no store can be made there: the workers load the pinned graph in memory)
-    return Snapshot(pinned, qindex.index_path(pinned) if index is not None else None, version, folder)
+    return Snapshot(pinned, index_file.index_path(pinned) if index is not None else None, version, folder)
 
 
 def release(snapshot: Snapshot) -> None:
@@ -118,7 +118,7 @@ def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Con
     index = None
     if snapshot.index is not None:
         try:
-            index = qindex.connect(snapshot.index)
+            index = index_file.connect(snapshot.index)
         except sqlite3.Error:
             index = None  # the store answers the named queries too
     return store, index

@@ -137,14 +137,6 @@ def no_such_graph(path: str | Path) -> InputError:
                       "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
 
-def require(path: str | Path) -> Path:
-    """`path` as a Path, once it is known to be a file (else `no_such_graph`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise no_such_graph(path)
-    return path
-
-
 def parse(path: str | Path) -> Iterator:
     """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
     import pyoxigraph as ox

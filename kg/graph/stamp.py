@@ -1,7 +1,7 @@
 """What `kg build --update` must know of a graph file, and the stamp that says which version of a file an index describes.
 
 The update reads the papers already in a graph (their ids and abstract hashes, the builds, authors,
-venues and scheme versions) from the graph's query index (kg.sparql.index.known), which every build and
+venues and scheme versions) from the graph's query index (kg.graph.index_file.known), which every build and
 update writes; with no fresh index (one is made by parsing the file), from one streaming pass over
 the graph (`scan`).
 
@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from kg.core.defaults import VERSION
 from kg.core.errors import InputError
-from kg.graph import files as graphio
+from kg.graph import files
 from kg.graph.facts import digest, of_triples
 
 SETTLE = 2.0  # seconds after its last change before a file's identity stands for its verified content
@@ -49,11 +50,11 @@ def scan(graph: str | Path) -> GraphIndex:
     import pyoxigraph as ox
 
     graph = Path(graph)
-    rdf_format = graphio.rdf_format(graph)
+    rdf_format = files.rdf_format(graph)
     try:
         facts = of_triples(ox.parse(path=str(graph), format=rdf_format))
     except FileNotFoundError:
-        raise graphio.no_such_graph(graph) from None
+        raise files.no_such_graph(graph) from None
     except SyntaxError as exc:
         raise InputError(f"{graph}: not valid RDF ({exc})") from None
     return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
@@ -100,6 +101,20 @@ def current(graph: Path, recorded: dict, known: dict | None) -> tuple[bool, dict
         return False, None
     settled = time.time_ns() - st.st_ctime_ns > SETTLE * 1e9
     return same, found if same and settled else None
+
+
+def derived(graph_stamp: dict | None, kind: str, version: int) -> dict:
+    """What a file derived from a graph (its query index, its SPARQL store) records: the graph file's stamp, kg's
+    version, and the derived file's own format version under `kind`. Any other record makes the derived file stale."""
+    return {"graph": graph_stamp, "kg": VERSION, kind: version}
+
+
+def describes(graph: Path, recorded: object, kind: str, version: int, known: object = None) -> tuple[bool, dict | None]:
+    """Whether a derived file that recorded `recorded` (a `derived` record) describes the graph file as it is now, and
+    the identity to record as known for the next reader (see `current`; `known`: the one recorded before, if any)."""
+    if not isinstance(recorded, dict) or (recorded.get("kg"), recorded.get(kind)) != (VERSION, version) or not isinstance(recorded.get("graph"), dict):
+        return False, None
+    return current(graph, recorded["graph"], known if isinstance(known, dict) else None)
 
 
 def identity(st: os.stat_result) -> dict:

@@ -14,13 +14,10 @@ from kg.core.defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.pipel
 from kg.core.errors import InputError, KgError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph import files as graphio
-from kg.graph import stamp as graph_index
-from kg.graph.atomic import atomic_write, locked
+from kg.graph.handle import GraphFile
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import DEFAULT_BASE, Namespaces
 from kg.pipeline import parallel, triples
-from kg.sparql import index_build as qbuild
 
 
 @dataclass(frozen=True)
@@ -156,21 +153,7 @@ def _extract(
 
 
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its indexes beside it."""
-    path = Path(path)
-    name = graphio.format_for(fmt, path)
-    with locked(path):  # an update of the same file waits (kg.update)
-        # The query index (kg.sparql.index) takes the triples as they are serialized.
-        queries = qbuild.writer(path)
-        try:
-            with atomic_write(path) as stream:
-                graphio.write(qbuild.kept(built.triples(), queries), stream, name, ns=built.ns, label=f"writing {path}")
-                stamped = graph_index.stamp_written(stream, path)
-        except BaseException:
-            if queries is not None:
-                queries.abort()
-            raise
-        if queries is not None:
-            with progress_.step(f"indexing {path} for the named queries"):
-                queries.close(stamped)
-    return path
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it."""
+    graph = GraphFile(Path(path))
+    with graph.locked():  # an update of the same file waits (kg.update)
+        return graph.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")

@@ -16,14 +16,11 @@ leaves the file untouched, byte for byte. Turtle and N-Triples graphs are append
 bytes copied by the kernel, the new papers' triples serialized after them); other formats, and a
 graph with a changed paper, are read whole and rewritten. What the update knows of the graph (its
 papers' ids and abstract hashes, builds, authors, venues, scheme version) comes from the graph's
-query index (kg.sparql.index.known), made by one parse of the graph when it is missing or stale.
+query index (kg.graph.index_file.known), made by one parse of the graph when it is missing or stale.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -32,16 +29,11 @@ from kg import extract
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph import files as graphio
-from kg.graph import stamp as graph_index
-from kg.graph.atomic import atomic_write, locked, refuse_overwrite
+from kg.graph.atomic import locked, refuse_overwrite
 from kg.graph.facts import digest
+from kg.graph.handle import APPENDABLE, GraphFile
 from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
 from kg.pipeline import parallel, triples
-from kg.sparql import index as qindex
-from kg.sparql import index_build as qbuild
-
-APPENDABLE = ("ttl", "nt")  # the formats an update appends to (others are rewritten whole)
 
 
 @dataclass(frozen=True)
@@ -110,22 +102,15 @@ def _update(
     progress: bool | None,
 ) -> Updated:
     ns = Namespaces(base)
-    fmt = graphio.format_for(None, out)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
-    graphio.require(graph)
+    source, target = GraphFile.existing(graph), GraphFile(out)
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)
-    before = graph_index.stamp(graph)  # the graph as read: checked again before the result replaces it
-    queries = qbuild.ensure(graph)  # the graph's query index (made by one parse if missing): an append adds to a copy of it
-    try:
-        existing = qindex.known(queries) if queries is not None else graph_index.scan(graph)
-    except sqlite3.DatabaseError as exc:  # a damaged index whose stamp still matches: read the graph, write a new index
-        if queries is None or not qindex.damaged(exc):
-            raise
-        qindex.unreadable(queries, exc, f"reading {graph} instead")
-        queries, existing = None, graph_index.scan(graph)
+    before = source.stamp()  # the graph as read: checked again before the result replaces it
+    known = source.known()  # from the graph's query index (made by one parse if missing): an append adds to a copy of it
+    existing = known.facts
     if not existing.builds:
         raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
     if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
@@ -152,11 +137,7 @@ def _update(
     unchanged = len(got.papers) - len(new)
     if not new:
         if out != graph:
-            with atomic_write(out) as stream:
-                _copy(graph, stream)
-                stamped = graph_index.stamp_written(stream, out)
-            if queries is not None:
-                qbuild.write(out, (), stamped, base=queries)
+            target.copy_from(source, known.index)
         return Updated(out, 0, 0, unchanged, got.problems)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
@@ -165,14 +146,11 @@ def _update(
         *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
         *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
     ]
-    if replaced or fmt not in APPENDABLE or graphio.format_for(None, graph) != fmt or queries is None:
+    if replaced or target.format not in APPENDABLE or source.format != target.format or known.index is None:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
-        kept = _without(graphio.read_triples(graph), replaced)
-        stamped = _rewrite(graph, out, kept, added, fmt, ns, before)
-        qbuild.write(out, [*kept, *added], stamped)
+        target.write(_without(source.read_triples(), replaced), added, ns=ns, source=source, before=before)
     else:
-        stamped = _append(graph, out, added, fmt, ns, before)
-        qbuild.write(out, added, stamped, base=queries)
+        target.append(source, added, ns=ns, before=before, base=known.index)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
 
@@ -189,69 +167,3 @@ def _without(triples: list, papers: set[str]) -> list:
         if (p == oa + "hasTarget" and t.object.value in targets) or (p == oa + "hasSelector" and t.subject.value in targets):
             gone.add(t.subject.value if p == oa + "hasTarget" else t.object.value)
     return [t for t in triples if t.subject.value not in gone]
-
-
-def _append(graph: Path, out: Path, added: list, fmt: str, ns: Namespaces, before: dict) -> dict | None:
-    """Write the graph's own bytes, then the new triples, as a block that stands on its own.
-
-    The block declares its own @prefix lines again: the prefixes in force at the end of the file
-    are whatever the file last declared (a graph ending in `@prefix paper: <http://elsewhere/>`
-    would otherwise move every appended paper there), and Turtle lets a later declaration win.
-    `before` is the stamp of the graph as it was read; a graph changed since is not overwritten.
-    Returns the stamp of the file written, for its index.
-    """
-    import io
-
-    buffer = io.BytesIO()
-    graphio.write(added, buffer, fmt, ns=ns)
-    body = buffer.getvalue()
-    with atomic_write(out) as stream:
-        size = _copy(graph, stream)
-        if size and not _ends_with_newline(graph, size):
-            stream.write(b"\n")
-        stream.write(body)
-        _unchanged(graph, before)
-        return graph_index.stamp_written(stream, out)
-
-
-def _unchanged(graph: Path, before: dict) -> None:
-    """Fail if the graph is no longer the file the update read (another writer replaced or edited it)."""
-    if graph_index.stamp(graph) != before:
-        raise InputError(f"{graph} changed while it was being updated (another kg or another program wrote it); nothing was written, run the update again")
-
-
-def _copy(graph: Path, stream) -> int:
-    """Copy a file's bytes to the start of a freshly opened binary stream; return how many.
-
-    The kernel copies (copy_file_range, a reflink where the file system can): reading the 124 MB
-    of a 21k-paper graph into Python and writing it out again took 0.7 s, the kernel copy 0.08 s.
-    """
-    with graph.open("rb") as source:
-        size = os.fstat(source.fileno()).st_size
-        stream.flush()
-        done = 0
-        try:
-            while done < size:
-                n = os.copy_file_range(source.fileno(), stream.fileno(), size - done)
-                if n == 0:
-                    break
-                done += n
-        except (AttributeError, OSError):  # not Linux, or file systems that cannot: the rest in Python
-            source.seek(done)
-            stream.seek(done)
-            shutil.copyfileobj(source, stream, 1 << 20)
-        stream.seek(0, os.SEEK_END)  # the buffered stream goes on where the copy ended
-        return size
-
-
-def _ends_with_newline(path: Path, size: int) -> bool:
-    with path.open("rb") as stream:
-        stream.seek(size - 1)
-        return stream.read(1) == b"\n"
-
-
-def _rewrite(graph: Path, out: Path, kept: list, added: list, fmt: str, ns: Namespaces, before: dict) -> dict | None:
-    with atomic_write(out) as stream:
-        graphio.write([*kept, *added], stream, fmt, ns=ns)
-        _unchanged(graph, before)
-        return graph_index.stamp_written(stream, out)

@@ -37,7 +37,8 @@ from typing import Any
 from kg.core.defaults import PUSH_BATCH, PUSH_TIMEOUT
 from kg.core.errors import InputError, QueryError, UsageError
 from kg.graph import shards
-from kg.graph.files import format_for, rdf_format, require
+from kg.graph.files import format_for, rdf_format
+from kg.graph.handle import GraphFile
 from kg.sparql.remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.core.defaults)
@@ -258,7 +259,7 @@ def _insert_data(body: bytes, graph) -> bytes:  # graph: pyoxigraph.NamedNode | 
 
 def _sources(graph: str | Path) -> list[Path]:
     """The files of a graph file (one)."""
-    path = require(graph)
+    path = GraphFile.existing(graph).path
     return [path]
 
 

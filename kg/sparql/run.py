@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kg.core.defaults import GRAPH, QUERY_TIMEOUT
-from kg.core.errors import KgError
+from kg.graph import index_file
+from kg.graph.handle import GraphFile
 from kg.sparql import engine
 from kg.sparql import index as qindex
-from kg.sparql import index_build as qbuild
 from kg.sparql.catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
 from kg.sparql.results import Results
 
@@ -35,7 +35,7 @@ def run_store(
 ) -> Results:
     """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
 
-    `index`: the graph's fresh query index (kg.sparql.index.fresh, or a connection to it that the caller keeps), which answers
+    `index`: the graph's fresh query index (kg.graph.index_file.fresh, or a connection to it that the caller keeps), which answers
     the queries that have a NAME.sql;
     one that cannot be read (a damaged file whose stamp still matches) is passed over for the store, with a warning.
     """
@@ -43,9 +43,9 @@ def run_store(
         try:
             return qindex.answer(index, q, params, max_rows=max_rows)
         except sqlite3.DatabaseError as exc:
-            if not qindex.damaged(exc):
+            if not index_file.damaged(exc):
                 raise
-            qindex.unreadable(index, exc, "answering from the graph's SPARQL store")
+            index_file.unreadable(index, exc, "answering from the graph's SPARQL store")
     return engine.run(store, q, params, max_rows=max_rows)
 
 
@@ -75,7 +75,7 @@ def query(
 
     graph = graph if graph is not None else default_graph()
     if qindex.answers(q) and Path(graph).is_file():
-        index = qbuild.ensure(graph)
+        index = GraphFile(Path(graph)).index()
         for again in (False, True):
             if index is None:
                 break
@@ -83,25 +83,14 @@ def query(
                 # The thread keeps Ctrl-C at hand; the progress handler stops the SQL itself at the time limit.
                 return with_deadline(partial(qindex.answer, index, q, params, max_rows=max_rows, timeout=timeout), timeout, q.name)
             except sqlite3.DatabaseError as exc:
-                if not qindex.damaged(exc):
+                if not index_file.damaged(exc):
                     raise
-                qindex.unreadable(index, exc, "answering from the graph's SPARQL store" if again else f"making it again from {graph}")
-                index = None if again else _remade(Path(graph))
+                index_file.unreadable(index, exc, "answering from the graph's SPARQL store" if again else f"making it again from {graph}")
+                index = None if again else GraphFile(Path(graph)).remake_index()
     from kg.sparql.store import open_store
 
     store = open_store(graph)  # building the store the first time is not the query: no deadline
     return with_deadline(lambda: engine.run(store, q, params, max_rows=max_rows), timeout, q.name)
-
-
-def _remade(graph: Path) -> Path | None:
-    """The query index of a graph made again from a parse of the file, over one that cannot be read; None if it cannot be."""
-    from kg.graph.files import parse
-    from kg.graph.stamp import stamp
-
-    try:
-        return qbuild.write(graph, parse(graph), stamp(graph))
-    except KgError:
-        return None
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

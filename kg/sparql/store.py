@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from kg.core import progress
-from kg.core.defaults import VERSION as __version__
 from kg.core.errors import InputError
-from kg.graph import files as graphio
 from kg.graph.files import rdf_format
-from kg.graph.stamp import current, stamp
+from kg.graph.handle import GraphFile
+from kg.graph.stamp import derived, describes, stamp
 from kg.sparql.deadline import with_deadline
 
 STAMP = "kg-source.json"
@@ -53,7 +52,7 @@ def store_dir(graph: str | Path) -> Path:
 
 
 def _stamp(graph: Path) -> dict:
-    return {"graph": stamp(graph), "kg": __version__, "store": VERSION}
+    return derived(stamp(graph), "store", VERSION)
 
 
 def _current(graph: Path) -> Path | None:
@@ -64,9 +63,7 @@ def _current(graph: Path) -> Path | None:
         known = json.loads((version / SEEN).read_text(encoding="utf-8")) if (version / SEEN).is_file() else None
     except (OSError, ValueError):
         return None
-    if not isinstance(recorded, dict) or (recorded.get("kg"), recorded.get("store")) != (__version__, VERSION) or not isinstance(recorded.get("graph"), dict):
-        return None
-    same, seen = current(graph, recorded["graph"], known if isinstance(known, dict) else None)
+    same, seen = describes(graph, recorded, "store", VERSION, known)
     if same and seen is not None:
         tmp = version / f".{SEEN}.{os.getpid()}"
         try:
@@ -79,7 +76,7 @@ def _current(graph: Path) -> Path | None:
 
 def ensure_store(graph: str | Path) -> Path:
     """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
-    graph = graphio.require(graph)
+    graph = GraphFile.existing(graph).path
     found = _current(graph)
     if found is not None:
         return found
@@ -185,7 +182,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     """
     import pyoxigraph as ox
 
-    graph = graphio.require(graph)
+    graph = GraphFile.existing(graph).path
     try:
         if memory:
             raise OSError("in memory")

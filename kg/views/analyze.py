@@ -15,14 +15,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from kg.core import progress
-from kg.graph.atomic import atomic_write
 from kg.graph.facts import Facts, read_facts
-from kg.graph.files import format_for, parse, write
-from kg.graph.stamp import stamp_written
+from kg.graph.files import parse
+from kg.graph.handle import GraphFile
+from kg.graph.index_file import fresh
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
-from kg.sparql import index_build as qbuild
-from kg.sparql.index import fresh
 from kg.views.network import association, paths_through
 
 SEED = 42
@@ -170,12 +168,11 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
 def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, index: Path | None) -> None:
     """Write the triples of `source()` less any earlier analysis, then the analysis, and the query index of them all
     (`index`: a fresh index of exactly the source's triples, copied and added to)."""
-    writer = qbuild.writer(out, index)
     dropped = 0
+    described = set()  # the kg agent that built the graph is described once, not again by the analysis
 
-    def triples() -> Iterator:
+    def kept() -> Iterator:
         nonlocal dropped
-        described = set()  # the kg agent that built the graph is described once, not again by the analysis
         prefixes = tuple(result.base + f for f in FOLDERS)
         for t in source():
             if t.predicate.value in PREDICATES or t.subject.value.startswith(prefixes):
@@ -183,28 +180,11 @@ def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, in
                 continue
             if t.predicate.value == RDF + "type" and t.object.value == PROV + "SoftwareAgent":
                 described.add(t.subject.value)
-            if writer is not None and index is None:
-                writer.add(t)
             yield t
-        for t in result.triples():
-            if t.subject.value not in described:
-                if writer is not None:
-                    writer.add(t)
-                yield t
 
-    try:
-        with atomic_write(out) as stream:
-            write(triples(), stream, format_for(None, out), ns=Namespaces(result.base))
-            stamped = stamp_written(stream, out)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if writer is not None:
-        if dropped and index is not None:
-            writer.abort()  # the copied index holds what was dropped: the next query makes a new one
-        else:
-            writer.close(stamped)
+    added = (t for t in result.triples() if t.subject.value not in described)
+    # the copied index holds what was dropped: then none is written, and the next query makes a new one
+    GraphFile(Path(out)).write(kept(), added, ns=Namespaces(result.base), base=index, keep_base=lambda: not dropped)
 
 
 def _base(facts: Facts) -> str:

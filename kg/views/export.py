@@ -8,7 +8,7 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from kg.core import progress
 from kg.core.errors import UsageError
-from kg.graph import files as graphio
+from kg.graph import files
 from kg.graph.atomic import atomic_write, refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, RDF, XSD, Namespaces
 from kg.pipeline import triples
@@ -25,19 +25,19 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
     if fmt is None and path is not None:
         suffix = Path(path).suffix.lower()
         fmt = next((k for k, s in OTHER_FORMATS.items() if s == suffix), None)
-        known = sorted({s for _, s in graphio.FORMATS.values()} | set(graphio.SUFFIX_ALIASES) | set(OTHER_FORMATS.values()))
+        known = sorted({s for _, s in files.FORMATS.values()} | set(files.SUFFIX_ALIASES) | set(OTHER_FORMATS.values()))
         if fmt is None and suffix not in known:
             # Writing Turtle into papers.tsv would look like success and give a file no reader can open.
             raise UsageError(
                 f"cannot tell the export format of {path} from its suffix {suffix or '(none)'}: use one of "
-                f"{', '.join(known)}, or pass --format ({', '.join([*graphio.FORMATS, *OTHER_FORMATS])})"
+                f"{', '.join(known)}, or pass --format ({', '.join([*files.FORMATS, *OTHER_FORMATS])})"
             )
     if fmt in OTHER_FORMATS:
         return fmt
     try:
-        return graphio.format_for(fmt, path)
+        return files.format_for(fmt, path)
     except UsageError:
-        raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*graphio.FORMATS, *OTHER_FORMATS])})") from None
+        raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*files.FORMATS, *OTHER_FORMATS])})") from None
 
 
 def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers", table: str = "links") -> bytes:
@@ -60,12 +60,12 @@ def export_to(graph: str | Path, stream: IO[bytes], fmt: str = "ttl", view: str 
         from kg.views.tables import write_table
 
         return write_table(graph, stream, table)
-    counted = _Counted(graphio.parse(graph))
-    if fmt == "jsonld":  # graphio.write shows its own step with the triples counted; the JSON-LD writer is kg's
+    counted = _Counted(files.parse(graph))
+    if fmt == "jsonld":  # files.write shows its own step with the triples counted; the JSON-LD writer is kg's
         with progress.step(f"writing {fmt}", unit="triples") as tick:
             write_jsonld(progress.counted(counted, tick), stream)
     else:
-        graphio.write(counted, stream, fmt)
+        files.write(counted, stream, fmt)
     return counted.n
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kg.core.errors import UsageError
-from kg.graph import files as graphio
+from kg.graph import files
 from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS
 
 TABLES = ("links", "concepts")
@@ -103,7 +103,7 @@ def _read(graph: str | Path) -> _Read:
         OA + "exact": r.exact.__setitem__,
     }
     blank = ox.BlankNode
-    for t in graphio.parse(graph):
+    for t in files.parse(graph):
         handle = handlers.get(t.predicate.value)
         if handle is not None:
             s, o = t.subject, t.object

@@ -1,4 +1,4 @@
-"""Making the query index of a graph (kg.sparql.index): from triples as they stream past, into a temporary file renamed into place.
+"""Making the query index of a graph (kg.graph.index_file): from triples as they stream past, into a temporary file renamed into place.
 
 A `Writer` takes the triples one at a time (a build hands them over as it serializes them, so none
 is kept in memory), stores the rows the named queries read, and on `close` makes the derived
@@ -19,9 +19,9 @@ tables and publishes the file. What it holds:
   prefers them) and `listed` (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs
   no sort);
 * `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
-  holds (kg.sparql.index.known);
+  holds (kg.graph.index_file.known);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
-  lowercases (kg.sparql.index.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
+  lowercases (kg.graph.index_file.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
 """
 
 from __future__ import annotations
@@ -33,14 +33,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from kg.core import progress
-from kg.core.errors import KgError
 from kg.graph.facts import digest
-from kg.graph.stamp import stamp
+from kg.graph.index_file import index_path, lowercase, nul_free, stamp_text
+from kg.graph.index_tables import DERIVED, STAGED, TABLES
+from kg.graph.terms import Term
 from kg.graph.vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
-from kg.sparql.index import index_path, lowercase, nul_free, stamp_text
-from kg.sparql.index_schema import DERIVED, STAGED, TABLES
-from kg.sparql.results import Term
 
 TYPE = RDF + "type"
 # view name -> predicate: the triples kept (a NAME.sql reads the views)
@@ -52,7 +49,7 @@ PREDICATES: dict[str, str] = {
     "weight": KG + "weight", "jaccard": KG + "jaccard", "pmi": KG + "pmi", "paper": KG + "paper", "cosine": KG + "cosine",
     "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion",
 }
-# the types kept: the queries' and those an update reads (kg.sparql.index.known: builds, authors, venues)
+# the types kept: the queries' and those an update reads (kg.graph.index_file.known: builds, authors, venues)
 TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity",
                    PROV + "Activity", FOAF + "Person", FABIO + "ConferenceProceedings"})
 # The annotation predicates, staged and joined into `mention` and `quote`; True: the object is an annotation node too.
@@ -328,20 +325,3 @@ def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, bas
         w.abort()
         raise
     return w.close(graph_stamp)
-
-
-def ensure(graph: str | Path) -> Path | None:
-    """The fresh index of a graph file, made from a parse of it when missing or stale; None when it cannot be made."""
-    from kg.graph.files import parse, rdf_format
-    from kg.sparql.index import fresh
-
-    graph = Path(graph)
-    found = fresh(graph)
-    if found is not None or not graph.is_file():
-        return found
-    rdf_format(graph)  # a file no reader may parse (kg.graph.files) is refused here, not after the engine or kg serve's workers start
-    try:
-        with progress.step(f"indexing {graph} for the named queries (once per version of the graph)", unit="triples") as tick:
-            return write(graph, progress.counted(parse(graph), tick), stamp(graph))
-    except KgError:
-        return None  # not a readable graph: the engine gives the message

@@ -1,6 +1,6 @@
 """The query index's tables: those kept, those of one write, and those derived by SQL when an index is closed.
 
-kg.sparql.index_build makes them (and says what they hold); kg.sparql.index and queries/NAME.sql read them. The derived tables
+kg.graph.index_writer makes them (and says what they hold); kg.sparql.index and queries/NAME.sql read them. The derived tables
 are made again after an update adds triples.
 """
 
