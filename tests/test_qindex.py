@@ -25,7 +25,9 @@ from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS, XSD
 from kg.pipeline.build import sample_inputs
 from kg.sparql import engine
 from kg.sparql import index as qindex
+from kg.sparql.backends import Engine, Index
 from kg.sparql.catalog import catalog, resolve
+from kg.sparql.run import run_on
 
 FIXTURES = Path(__file__).parent / "fixtures" / "answers"
 BASE = "https://w3id.org/kg/"
@@ -175,8 +177,8 @@ def test_every_sql_gives_its_rq_rows_in_order(tmp_path: Path, triples: list[ox.T
     for name in SQL_QUERIES:
         q = resolve(name)
         for params in _params(name, triples):
-            want = engine.run(store, q, params)
-            got = qindex.answer(index, q, params)
+            want = run_on(Engine(store), q, params)
+            got = run_on(Index(index), q, params)
             assert (got.variables, got.rows) == (want.variables, want.rows), (name, params)
 
 
@@ -187,7 +189,7 @@ def test_papers_by_concept_sql_holds_on_concepts_with_no_or_two_pref_labels(tmp_
     store, index = _pair(triples, tmp_path)
     q = resolve("papers-by-concept")
     for params in _params("papers-by-concept", triples):
-        want, got = engine.run(store, q, params), qindex.answer(index, q, params)
+        want, got = run_on(Engine(store), q, params), run_on(Index(index), q, params)
         assert (got.variables, got.rows) == (want.variables, want.rows), params
 
 
@@ -205,7 +207,7 @@ def test_the_sample_gives_the_engine_rows(tmp_path: Path) -> None:
                  "paper": [{"paper": paper, "concept": labels[0]}] if name == "evidence" else [{"paper": paper}]}
         first = resolve(name).params[0].name if resolve(name).params else ""
         for params in cases.get(first, [{}]):
-            want, got = engine.run(store, resolve(name), params), qindex.answer(index, resolve(name), params)
+            want, got = run_on(Engine(store), resolve(name), params), run_on(Index(index), resolve(name), params)
             assert got.rows == want.rows and len(got.rows) > 0, (name, params)
 
 
@@ -214,8 +216,8 @@ def test_a_wrong_order_is_caught(tmp_path: Path) -> None:
     triples = [*_paper_triples("a", "2023", "zeta"), *_paper_triples("b", "2024", "alpha")]
     store, index = _pair(triples, tmp_path)
     q = resolve("papers-by-concept")
-    right = qindex.answer(index, q, {"concept": BASE + "concept/0"})
-    assert right.rows == engine.run(store, q, {"concept": BASE + "concept/0"}).rows and len(right.rows) == 2
+    right = run_on(Index(index), q, {"concept": BASE + "concept/0"})
+    assert right.rows == run_on(Engine(store), q, {"concept": BASE + "concept/0"}).rows and len(right.rows) == 2
     import sqlite3
 
     shipped = (Path(kg.__file__).parent.parent / "queries" / "papers-by-concept.sql").read_text(encoding="utf-8")
@@ -276,7 +278,7 @@ def test_papers_by_concept_lists_each_paper_once_by_its_best_score(tmp_path: Pat
     want = {"https://example.org/a": [("p2", "0.9", "delta"), ("p4", "0.5", "beta"), ("p1", "0.5", "gamma")],
             "https://example.org/b": [("p4", "0.5", "beta"), ("p1", "0.5", "gamma"), ("p2", "0.3", "beta")]}
     for concept, rows in want.items():
-        for answer in (engine.run(store, q, {"concept": concept}), qindex.answer(index, q, {"concept": concept})):
+        for answer in (run_on(Engine(store), q, {"concept": concept}), run_on(Index(index), q, {"concept": concept})):
             got = [tuple(t.value if t else None for t in (row[2], row[5], row[7])) for row in answer.rows]  # identifier, score, viaLabel
             assert got == rows, concept
 
@@ -422,5 +424,5 @@ def test_the_sql_path_stops_at_its_time_limit(sample_ttl: Path) -> None:
     assert index is not None
     q = resolve("co-occurrence")
     with pytest.raises(kg.QueryError, match=r"query 'co-occurrence' did not finish in 1e-09 s"):
-        qindex.answer(index, q, {}, timeout=1e-9)
-    assert len(qindex.answer(index, q, {}, timeout=60).rows) > 0
+        run_on(Index(index, timeout=1e-9), q, {})
+    assert len(run_on(Index(index, timeout=60), q, {}).rows) > 0

@@ -209,8 +209,8 @@ def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) 
     """Workers get the graph's query index (kg.sparql.index) on disk and in memory; its answers are the engine's."""
     from kg.endpoint.app import _open
     from kg.graph import index_file
-    from kg.sparql import engine
-    from kg.sparql.run import resolve
+    from kg.sparql.backends import Engine
+    from kg.sparql.run import resolve, run_on
     from kg.sparql.store import open_store
 
     def opened(state: tuple) -> str:  # a worker keeps a connection to the index
@@ -221,7 +221,7 @@ def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) 
     store = open_store(mini_ttl, memory=True)
     for words in ("HUMAN feedback", "offline reinforcement", "zz"):
         status, _, body = call(app, path="/queries/search", query={"words": words, "format": "csv"})
-        assert status == 200 and body == engine.run(store, resolve("search"), {"words": words}).serialize("csv"), words
+        assert status == 200 and body == run_on(Engine(store), resolve("search"), {"words": words}).serialize("csv"), words
     assert b"p2" in call(app, path="/queries/search", query={"words": "human feedback", "format": "csv"})[2]
 
 

@@ -2,36 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 from kg.core.errors import QueryError
 from kg.graph.resources import internal_query
-from kg.sparql.catalog import NamedQuery, bind, shipped, syntax_message
+from kg.sparql.catalog import NamedQuery, shipped, syntax_message
 from kg.sparql.deadline import with_deadline
 from kg.sparql.results import Results, Term, from_oxigraph
-from kg.sparql.sanitise import Checked
+from kg.sparql.sanitise import Checked, normalised
 
 
-def run(store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
-    """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
-
-    A query kg does not ship is checked first (kg.sparql.sanitise: SERVICE, FROM, updates, nesting) and run
-    as checked, on a thread with a stack of STACK bytes: within the check's limits the engine's
-    recursion fits there (a thread's default 8 MB held 200 nested `[`, or 1,000 steps of a path).
-    A text the check cannot read (not SPARQL 1.1 as rdflib knows it) goes to the engine, which gives
-    its own syntax error, or runs syntax it knows beyond SPARQL 1.1.
-    """
+def refuse(q: NamedQuery) -> None:
+    """QueryError for a query the engine is not to run, said before any parameter is bound: a SPARQL Update, or a
+    query kg does not ship that the check refuses (kg.sparql.sanitise: SERVICE, FROM, nesting)."""
     from kg.sparql.lexer import is_update
 
     if is_update(q.text):
         raise QueryError(f"query {q.name!r} is a SPARQL Update; kg only reads graphs (use 'kg push' to load data into a store)")
+    if not shipped(q):
+        _checked(q.text, q.name)
+
+
+def run(store, q: NamedQuery, terms: Mapping[str, Term], *, max_rows: int | None = None) -> Results:
+    """Run a query that `refuse` let through on a pyoxigraph store, its parameters bound as RDF terms (kg.sparql.run
+    binds them, with `lookup`).
+
+    A query kg does not ship runs as checked (kg.sparql.sanitise), on a thread with a stack of STACK bytes: within the
+    check's limits the engine's recursion fits there (a thread's default 8 MB held 200 nested `[`, or 1,000 steps of
+    a path). A text the check cannot read (not SPARQL 1.1 as rdflib knows it) goes to the engine, which gives its own
+    syntax error, or runs syntax it knows beyond SPARQL 1.1.
+    """
     if shipped(q):
-        return execute(store, bound(q.text, terms(store, q, params)), max_rows, q.name)
-    checked = _checked(q.text, q.name)
-    text = bound(checked.text, terms(store, q, params))
-    if text != checked.text:  # the parameters' VALUES block, checked with the text it went into
-        checked = _checked(text, q.name)
-    return with_deadline(lambda: execute(store, checked.text, max_rows, q.name), None, q.name, stack=STACK)
+        return execute(store, bound(q.text, terms), max_rows, q.name)
+    text = normalised(q.text)
+    with_terms = bound(text, terms)
+    if with_terms != text:  # the parameters' VALUES block, checked with the text it went into (refuse checked the text)
+        with_terms = _checked(with_terms, q.name).text
+    return with_deadline(lambda: execute(store, with_terms, max_rows, q.name), None, q.name, stack=STACK)
+
+
+def lookup(store, name: str, terms: Mapping[str, Term], query: str) -> Results:
+    """The rows of the internal query queries/_NAME.rq with its parameters bound (kg.sparql.catalog's look-ups for `query`)."""
+    return execute(store, bound(internal_query(name), terms), None, query)
 
 
 def _checked(text: str, name: str) -> Checked:
@@ -49,14 +61,7 @@ def _checked(text: str, name: str) -> Checked:
 STACK = 64 << 20
 
 
-def terms(store, q: NamedQuery, params: Mapping[str, Any] | None) -> dict[str, Term]:
-    def lookup(name: str, terms: dict[str, Term]) -> Results:
-        return execute(store, bound(internal_query(name), terms), None, q.name)
-
-    return bind(q, dict(params or {}), lookup)
-
-
-def bound(text: str, terms: dict[str, Term]) -> str:
+def bound(text: str, terms: Mapping[str, Term]) -> str:
     """The query with its parameters bound by a VALUES block of RDF terms at the top of its WHERE clause.
 
     Measured on 21k papers: pyoxigraph plans a query with `substitutions` as if the variable were

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import gc
 import sqlite3
+from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from kg.graph.index_file import lowercase, nul_free
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import XSD
-from kg.sparql.catalog import NamedQuery, bind
+from kg.sparql.catalog import NamedQuery
 from kg.sparql.deadline import too_slow
 from kg.sparql.results import Results, Term
 
@@ -46,12 +47,13 @@ def answers(q: NamedQuery) -> bool:
     return sql is not None and text == q.text
 
 
-def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str, Any] | None = None, *,
-           max_rows: int | None = None, timeout: float | None = None) -> Results:
-    """Run a query that `answers` on a fresh index (kg.query checks both): its parameters bound as the engine binds them.
+@contextmanager
+def reading(index: Path | sqlite3.Connection, name: str, timeout: float | None = None) -> Iterator[sqlite3.Connection]:
+    """A connection to a fresh index for answering one query (`name`) that `answers`: its look-ups and its SQL.
 
-    `index`: the index file, or a connection to it that the caller keeps (`connect`). `timeout`: seconds the SQL
-    may run (None or 0: no limit); SQLite's progress handler stops it there, as the engine's time limit stops a query.
+    `index`: the index file (opened here, closed after), or a connection to it that the caller keeps (`connect`).
+    `timeout`: seconds the SQL may run in all (None or 0: no limit); SQLite's progress handler stops it there, as
+    the engine's time limit stops a query.
     """
     import time
 
@@ -62,11 +64,10 @@ def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str,
         deadline = time.monotonic() + timeout
         db.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
     try:
-        terms = bind(q, dict(params or {}), lambda name, bound: _run(db, name, _internal(name), bound, None))
-        return _run(db, q.name, _shipped(q.name)[1] or "", terms, max_rows, [p.name for p in q.params])
+        yield db
     except sqlite3.OperationalError as exc:
         if timeout and "interrupted" in str(exc):
-            raise too_slow(q.name, timeout) from None
+            raise too_slow(name, timeout) from None
         raise
     finally:
         if timeout:
@@ -75,6 +76,17 @@ def answer(index: Path | sqlite3.Connection, q: NamedQuery, params: Mapping[str,
             gc.enable()
         if db is not index:
             db.close()
+
+
+def lookup(db: sqlite3.Connection, name: str, bound: Mapping[str, Term]) -> Results:
+    """The rows of the internal query queries/_NAME.sql with its parameters bound (kg.sparql.catalog's look-ups)."""
+    return _run(db, name, _internal(name), bound, None)
+
+
+def answer(db: sqlite3.Connection, q: NamedQuery, terms: Mapping[str, Term], *, max_rows: int | None = None) -> Results:
+    """The rows of a query that `answers`, its parameters bound as RDF terms (kg.sparql.run binds them, with `lookup`),
+    on a connection from `reading`."""
+    return _run(db, q.name, _shipped(q.name)[1] or "", terms, max_rows, [p.name for p in q.params])
 
 
 PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between looks at the clock (well under a millisecond)

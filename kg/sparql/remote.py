@@ -9,12 +9,16 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import replace
 from email.message import Message
-from typing import IO, Any, Mapping
+from typing import IO, TYPE_CHECKING, Mapping
 
 from kg.core.defaults import QUERY_TIMEOUT
 from kg.core.errors import QueryError, UsageError
-from kg.sparql.results import Results, from_oxigraph
+from kg.sparql.results import Results, Term, from_oxigraph
+
+if TYPE_CHECKING:
+    from kg.sparql.catalog import NamedQuery
 
 
 def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
@@ -90,31 +94,34 @@ def _bounded(resp: IO[bytes], url: str, timeout: float) -> bytes:
     return b"".join(chunks)
 
 
-def run_remote(
-    endpoint: str,
-    q: Any,  # NamedQuery
-    params: Mapping[str, Any],
-    *,
-    graph_iri: str | None = None,
-    timeout: float = QUERY_TIMEOUT,
-) -> Results:
-    """Run a named query on a SPARQL endpoint, its parameters bound by a VALUES block."""
-    from kg.graph.resources import internal_query
-    from kg.sparql.catalog import bind
-    from kg.sparql.lexer import form, is_update, with_values
+def refuse(q: NamedQuery) -> None:
+    """QueryError for a query kg does not send to a store, said before any parameter is bound: a SPARQL Update."""
+    from kg.sparql.lexer import is_update
 
     if is_update(q.text):
         raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
 
-    def lookup(name: str, terms: dict) -> Results:
-        bound = with_values(internal_query(name), {k: t.n3() for k, t in terms.items()})
-        return send(endpoint, bound, graph_iri=graph_iri, timeout=timeout, name=q.name)
 
-    terms = bind(q, params, lookup)
+def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: str | None, timeout: float, query: str) -> Results:
+    """The rows of the internal query queries/_NAME.rq on the endpoint, its parameters bound (kg.sparql.catalog's
+    look-ups for `query`)."""
+    from kg.graph.resources import internal_query
+    from kg.sparql.lexer import with_values
+
+    text = with_values(internal_query(name), {k: t.n3() for k, t in terms.items()})
+    return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=query)
+
+
+def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT,
+        max_rows: int | None = None) -> Results:
+    """Run a named query on a SPARQL endpoint, its parameters bound as RDF terms by a VALUES block
+    (kg.sparql.run binds them, with `lookup`); past `max_rows` rows, the first ones, marked truncated."""
+    from kg.sparql.lexer import form, with_values
+
     text = with_values(q.text, {k: t.n3() for k, t in terms.items()})
-    if form(text) in ("CONSTRUCT", "DESCRIBE"):
-        return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name, graph=True)
-    return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name)
+    graph = form(text) in ("CONSTRUCT", "DESCRIBE")
+    answer = send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name, graph=graph)
+    return answer if max_rows is None or len(answer) <= max_rows else replace(answer.head(max_rows), truncated=True)
 
 
 def send(

@@ -1,52 +1,70 @@
-"""Running a named query (queries/*.rq), a .rq file or SPARQL text on a graph file or a remote endpoint.
+"""Running a named query (queries/*.rq), a .rq file or SPARQL text on a graph file or a remote endpoint: the one query path.
 
-A query's text and parameters are read by kg.sparql.catalog. One rule says where a query on a graph file
-runs: a shipped named query that has `queries/NAME.sql` runs in the graph's query index (kg.sparql.index)
-when the index is fresh (an index that cannot be read is made again, else passed over, with a
-warning on stderr); any other query runs in the engine (kg.sparql.engine) on the graph's persisted
-pyoxigraph store (kg.sparql.store), which is built the first time one needs it. kg.sparql.remote runs queries on
-a SPARQL endpoint.
+A query's text and parameters are read by kg.sparql.catalog. The query goes to one of three backends
+(kg.sparql.backends: the graph's query index, the engine on a store, a remote endpoint), which binds its
+parameters ONCE, here (`_Call`), with that backend's look-ups, and then runs it with them.
+
+One rule says where a query on a graph runs, for `kg query` (`query`) and for kg serve's workers and kg render
+(`run_store`) alike (`_local`): a shipped named query that has `queries/NAME.sql` runs in the graph's fresh query
+index (kg.sparql.index); any other query runs in the engine (kg.sparql.engine) on the graph's pyoxigraph store
+(kg.sparql.store), which is built the first time one needs it. An index that cannot be read is made again once
+(`kg query`), else passed over for the store, with a warning on stderr; the terms already bound go with the query.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from kg.core.defaults import GRAPH, QUERY_TIMEOUT
 from kg.graph import index_file
 from kg.graph.handle import GraphFile
-from kg.sparql import engine
 from kg.sparql import index as qindex
+from kg.sparql.backends import Backend, Engine, Index, Remote
 from kg.sparql.catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
-from kg.sparql.results import Results
+from kg.sparql.results import Results, Term
 
 __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_graph", "from_text", "parse_header", "query", "resolve",
-           "run_store", "syntax_message"]
+           "run_on", "run_store", "syntax_message"]
+
+
+@dataclass
+class _Call:
+    """A query and its parameters, bound once: by the first backend that completes the binding; a backend the query
+    falls back to after that gets the same terms (RDF terms, valid in every backend), not a binding of its own."""
+
+    q: NamedQuery
+    params: Mapping[str, Any]
+    terms: dict[str, Term] | None = None
+
+    def on(self, backend: Backend, max_rows: int | None) -> Results:
+        with backend.opened(self.q) as answering:
+            if self.terms is None:
+                self.terms = bind(self.q, dict(self.params), answering.lookup)  # the one place kg binds parameters
+            return answering.run(self.q, self.terms, max_rows)
+
+
+def run_on(backend: Backend, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
+    """Run a query on one backend (kg.sparql.backends), its parameters bound with that backend's look-ups: no choice
+    of backend, no fallback, and no time limit but the backend's own."""
+    return _Call(q, params or {}).on(backend, max_rows)
 
 
 def run_store(
     store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None,
     index: Path | sqlite3.Connection | None = None
 ) -> Results:
-    """Run a query on a pyoxigraph store with its parameters bound as RDF terms.
+    """Run a query on an open pyoxigraph store (kg serve's workers, kg render), by the rule `query` follows.
 
     `index`: the graph's fresh query index (kg.graph.index_file.fresh, or a connection to it that the caller keeps), which answers
-    the queries that have a NAME.sql;
-    one that cannot be read (a damaged file whose stamp still matches) is passed over for the store, with a warning.
+    the queries that have a NAME.sql; one that cannot be read (a damaged file whose stamp still matches) is passed over
+    for the store, with a warning. No time limit here: a kg serve worker has its own.
     """
-    if index is not None and qindex.answers(q):
-        try:
-            return qindex.answer(index, q, params, max_rows=max_rows)
-        except sqlite3.DatabaseError as exc:
-            if not index_file.damaged(exc):
-                raise
-            index_file.unreadable(index, exc, "answering from the graph's SPARQL store")
-    return engine.run(store, q, params, max_rows=max_rows)
+    return _local(_Call(q, params or {}), lambda: index, lambda: store, max_rows=max_rows)
 
 
 def query(
@@ -67,30 +85,43 @@ def query(
     """
     q = _resolve_any(name_or_text)
     if endpoint is not None:
-        from kg.sparql.remote import run_remote
-
-        answer = run_remote(endpoint, q, params or {}, graph_iri=graph_iri, timeout=timeout or QUERY_TIMEOUT)
-        return answer if max_rows is None or len(answer) <= max_rows else replace(answer.head(max_rows), truncated=True)
-    from kg.sparql.deadline import with_deadline
-
-    graph = graph if graph is not None else default_graph()
-    if qindex.answers(q) and Path(graph).is_file():
-        index = GraphFile(Path(graph)).index()
-        for again in (False, True):
-            if index is None:
-                break
-            try:
-                # The thread keeps Ctrl-C at hand; the progress handler stops the SQL itself at the time limit.
-                return with_deadline(partial(qindex.answer, index, q, params, max_rows=max_rows, timeout=timeout), timeout, q.name)
-            except sqlite3.DatabaseError as exc:
-                if not index_file.damaged(exc):
-                    raise
-                index_file.unreadable(index, exc, "answering from the graph's SPARQL store" if again else f"making it again from {graph}")
-                index = None if again else GraphFile(Path(graph)).remake_index()
+        return run_on(Remote(endpoint, graph_iri, timeout or QUERY_TIMEOUT), q, params, max_rows=max_rows)
     from kg.sparql.store import open_store
 
-    store = open_store(graph)  # building the store the first time is not the query: no deadline
-    return with_deadline(lambda: engine.run(store, q, params, max_rows=max_rows), timeout, q.name)
+    path = Path(graph if graph is not None else default_graph())
+    return _local(_Call(q, params or {}), lambda: GraphFile(path).index() if path.is_file() else None, lambda: open_store(path),
+                  max_rows=max_rows, remake=path, deadline=True, timeout=timeout)
+
+
+def _local(call: _Call, index: Callable[[], Path | sqlite3.Connection | None], store: Callable[[], Any], *,
+           max_rows: int | None, remake: Path | None = None, deadline: bool = False, timeout: float | None = None) -> Results:
+    """The one rule for a query on a graph here (module docstring): the index (`index()`, asked only for a query it
+    answers) or the engine on the store (`store()`, opened only when the engine runs the query).
+
+    `remake`: the graph file whose index is made again once when it cannot be read (else it is passed over for the
+    store at once). `deadline`: run on a thread that gives the query up after `timeout` seconds (kg.sparql.deadline),
+    which Ctrl-C interrupts at once; the index's SQL also stops itself there. Making the index again and opening the
+    store happen outside the time limit: they are not the query.
+    """
+    from kg.sparql.deadline import with_deadline
+
+    found = index() if qindex.answers(call.q) else None
+    backend: Backend = Index(found, timeout) if found is not None else Engine(store())
+    while True:
+        try:
+            if not deadline:
+                return call.on(backend, max_rows)
+            return with_deadline(partial(call.on, backend, max_rows), timeout, call.q.name)
+        except sqlite3.DatabaseError as exc:
+            if not isinstance(backend, Index) or not index_file.damaged(exc):
+                raise
+            if remake is not None:
+                index_file.unreadable(backend.index, exc, f"making it again from {remake}")
+                found, remake = GraphFile(remake).remake_index(), None
+                backend = Index(found, timeout) if found is not None else Engine(store())
+            else:
+                index_file.unreadable(backend.index, exc, "answering from the graph's SPARQL store")
+                backend = Engine(store())
 
 
 def _resolve_any(name_or_text: str | Path | NamedQuery) -> NamedQuery:

@@ -1,0 +1,128 @@
+"""The three places a query runs (the query index, the engine, a remote endpoint), behind one small interface.
+
+kg.sparql.run binds a query's parameters once and hands them to one of them:
+
+- `Index`: the graph's query index (kg.sparql.index), SQL for the shipped named queries having `queries/NAME.sql`;
+- `Engine`: pyoxigraph on a store (kg.sparql.engine), for any query;
+- `Remote`: a SPARQL endpoint (kg.sparql.remote).
+
+A backend is opened for one query (`opened`): it refuses there what it will not run, before any parameter is bound,
+and gives what answers the parameters' look-ups (`lookup`: the internal queries queries/_NAME, which
+kg.sparql.catalog.bind asks) and the query itself, its parameters bound as RDF terms (`run`). Terms bound by one
+backend's look-ups are valid in another: an RDF term names the same thing in the index, the engine and a store.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Protocol
+
+from kg.core.defaults import QUERY_TIMEOUT
+from kg.sparql import engine
+from kg.sparql import index as qindex
+from kg.sparql.catalog import NamedQuery
+from kg.sparql.results import Results, Term
+
+
+class Answering(Protocol):
+    """A backend opened for one query."""
+
+    def lookup(self, name: str, bound: dict[str, Term]) -> Results:
+        """The rows of the internal query queries/_NAME with its parameters bound (kg.sparql.catalog.Lookup)."""
+        ...
+
+    def run(self, q: NamedQuery, terms: Mapping[str, Term], max_rows: int | None) -> Results:
+        """The query's answer, its parameters bound as `terms`; past `max_rows` rows, the first ones, marked truncated."""
+        ...
+
+
+class Backend(Protocol):
+    def opened(self, q: NamedQuery) -> AbstractContextManager[Answering]:
+        """Ready to answer `q` (QueryError for a query this backend will not run), for as long as the block lasts."""
+        ...
+
+
+@dataclass(frozen=True)
+class Index:
+    """The graph's fresh query index: the file, or a connection to it that the caller keeps (a kg serve worker's).
+    `timeout`: seconds its SQL may run for one query, look-ups included (None: no limit)."""
+
+    index: Path | sqlite3.Connection
+    timeout: float | None = None
+
+    @contextmanager
+    def opened(self, q: NamedQuery) -> Iterator[Answering]:
+        with qindex.reading(self.index, q.name, self.timeout) as db:
+            yield _Sql(db)
+
+
+@dataclass(frozen=True)
+class _Sql:
+    db: sqlite3.Connection
+
+    def lookup(self, name: str, bound: dict[str, Term]) -> Results:
+        return qindex.lookup(self.db, name, bound)
+
+    def run(self, q: NamedQuery, terms: Mapping[str, Term], max_rows: int | None) -> Results:
+        return qindex.answer(self.db, q, terms, max_rows=max_rows)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A pyoxigraph store (the graph's persisted one, or one in memory). Its time limit is the caller's
+    (kg.sparql.deadline): the engine cannot be stopped from inside."""
+
+    store: Any
+
+    @contextmanager
+    def opened(self, q: NamedQuery) -> Iterator[Answering]:
+        engine.refuse(q)
+        yield _Oxigraph(self.store, q.name)
+
+
+@dataclass(frozen=True)
+class _Oxigraph:
+    store: Any
+    query: str
+
+    def lookup(self, name: str, bound: dict[str, Term]) -> Results:
+        return engine.lookup(self.store, name, bound, self.query)
+
+    def run(self, q: NamedQuery, terms: Mapping[str, Term], max_rows: int | None) -> Results:
+        return engine.run(self.store, q, terms, max_rows=max_rows)
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A SPARQL endpoint; `graph_iri` the graph asked (default-graph-uri), `timeout` seconds for each request."""
+
+    endpoint: str
+    graph_iri: str | None = None
+    timeout: float = QUERY_TIMEOUT
+
+    @contextmanager
+    def opened(self, q: NamedQuery) -> Iterator[Answering]:
+        from kg.sparql import remote  # urllib and ssl: only for a query sent away
+
+        remote.refuse(q)
+        yield _Sent(self, q.name)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    to: Remote
+    query: str
+
+    def lookup(self, name: str, bound: dict[str, Term]) -> Results:
+        from kg.sparql import remote
+
+        return remote.lookup(self.to.endpoint, name, bound, graph_iri=self.to.graph_iri, timeout=self.to.timeout, query=self.query)
+
+    def run(self, q: NamedQuery, terms: Mapping[str, Term], max_rows: int | None) -> Results:
+        from kg.sparql import remote
+
+        return remote.run(self.to.endpoint, q, terms, graph_iri=self.to.graph_iri, timeout=self.to.timeout, max_rows=max_rows)
