@@ -135,7 +135,8 @@ def build_view(
         view = "map" if drawn > MAP_THRESHOLD else "papers"
     if query is None:  # the search box finds every paper and concept of the graph, drawn or not
         return with_search(_chosen_view(index, name, view, concept, hops, max_nodes, title), index)
-    return _chosen_view(index, name, view, concept, hops, max_nodes, title, query, params, triples)
+    # a graph file's CONSTRUCT runs where `kg query` runs it (its SPARQL store); triples in memory, in a store of their own
+    return _chosen_view(index, name, view, concept, hops, max_nodes, title, query, params, Path(graph) if isinstance(graph, (str, Path)) else triples)
 
 
 def with_search(view: View, index: Scene) -> View:
@@ -145,13 +146,13 @@ def with_search(view: View, index: Scene) -> View:
 
 def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None, hops: int | None, max_nodes: int | None,
                  title: str | None, query: str | Path | None = None, params: Mapping[str, Any] | None = None,
-                 triples: list | None = None) -> View:
+                 source: list | Path | None = None) -> View:
     if view == "map":
         return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
     view = view or "papers"
     max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
     if query is not None:
-        chosen = result_view(index, run_construct(triples or [], query, params), title or f"{Path(query).name} on {name}")
+        chosen = result_view(index, run_construct(source if source is not None else [], query, params), title or f"{Path(query).name} on {name}")
     elif view == "concepts":
         chosen = concepts_view(index, title or f"Concepts of {name}")
     elif concept is None and 0 < max_nodes < len(index.papers) + len(index.paper_count):
@@ -171,16 +172,23 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     return limit(chosen, max_nodes)
 
 
-def run_construct(triples: list, query: str | Path, params: Mapping[str, Any] | None = None) -> list:
-    """Run a CONSTRUCT (or DESCRIBE) query, named or a .rq file, on the graph; the resulting triples."""
+def run_construct(source: list | Path, query: str | Path, params: Mapping[str, Any] | None = None) -> list:
+    """Run a CONSTRUCT (or DESCRIBE) query, named or a .rq file, on the graph (a graph file, or triples); the resulting triples.
+
+    On a graph file the query runs as `kg query` runs it (kg.sparql.run.query: the graph's persisted store).
+    """
     import pyoxigraph as ox
 
+    from kg.sparql.run import query as run_query
     from kg.sparql.run import resolve, run_store
 
     named = resolve(query)  # kg's query loader: catalog names, .rq files, the same error messages as `kg query`
-    store = ox.Store()
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in triples)
-    result = run_store(store, named, params)
+    if isinstance(source, Path):
+        result = run_query(named, params, graph=source, timeout=None)
+    else:
+        store = ox.Store()
+        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in source)
+        result = run_store(store, named, params)
     if result.kind != "graph":
         kind = "an ASK" if result.kind == "ask" else "a SELECT"
         raise QueryError(f"query {named.name!r} is {kind} query; render --query draws the graph of a CONSTRUCT query")
