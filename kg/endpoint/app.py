@@ -107,11 +107,10 @@ def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = S
     that named and ad-hoc queries are answered from that version; or a graph file by its path.
     """
     from kg.endpoint.snapshot import Snapshot, open_snapshot
-    from kg.graph.index_file import fresh
     from kg.sparql.sanitise import check
 
     if not isinstance(graph, Snapshot):
-        graph = Snapshot(Path(graph), fresh(graph))
+        graph = Snapshot(Path(graph), GraphFile(Path(graph)).fresh_index())
     store, index = open_snapshot(graph, memory=memory)
     check("ASK {}")  # load the query checker now, not during the first request
     return store, max_rows, index, max_bytes

@@ -74,9 +74,13 @@ class GraphFile:
         with locked(self.path):
             yield
 
+    def fresh_index(self) -> Path | None:
+        """The query index of the file if it was made from the file as it is now (none is made)."""
+        return index_file.fresh(self.path)
+
     def index(self) -> Path | None:
         """The fresh query index of the file, made from a parse of it when missing or stale; None when it cannot be made."""
-        found = index_file.fresh(self.path)
+        found = self.fresh_index()
         if found is not None or not self.path.is_file():
             return found
         files.rdf_format(self.path)  # a file no reader may parse is refused here, not after the engine or kg serve's workers start

@@ -16,9 +16,7 @@ from typing import Any, Callable, Iterator
 
 from kg.core import progress
 from kg.graph.facts import Facts, read_facts
-from kg.graph.files import parse
 from kg.graph.handle import GraphFile
-from kg.graph.index_file import fresh
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
@@ -161,7 +159,8 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
         facts = result.facts
         earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
         # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
-        _write(lambda: parse(graph), out, result, None if earlier else fresh(graph))
+        source = GraphFile(Path(graph))
+        _write(source.parse, out, result, None if earlier else source.fresh_index())
     return result
 
 
