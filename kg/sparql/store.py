@@ -6,7 +6,7 @@ a hash of its content; a reader records the verified file's identity in `kg-seen
 is hashed again only after it changed), and `current`, a symbolic link to the newest. A changed
 graph file gets a new version:
 
-* Building is locked (`build.lock`): of several processes that find no fresh store, one builds
+* Building is locked (`.build.lock`, kg.graph.atomic.locked): of several processes that find no fresh store, one builds
   and the others wait for it and then use its store.
 * A version is built in a temporary folder and published by replacing the `current` link in one
   rename, so a failed build leaves no half store and a reader sees a whole version or none.
@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from kg.core import progress
 from kg.core.errors import InputError
+from kg.graph.atomic import locked
 from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
 from kg.graph.stamp import derived, describes, stamp
@@ -84,8 +85,7 @@ def ensure_store(graph: str | Path) -> Path:
     if base.is_dir() and not (base / CURRENT).is_symlink() and (base / STAMP).exists():
         shutil.rmtree(base)  # a store of the layout before versions
     base.mkdir(exist_ok=True)
-    with (base / "build.lock").open("ab") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same store: wait for it
+    with locked(base / "build"):  # another process building the same store: wait for it (kg.graph.atomic's one lock)
         found = _current(graph)  # ... and use what it built
         if found is None:
             try:
