@@ -136,7 +136,8 @@ def build_view(
     if query is None:  # the search box finds every paper and concept of the graph, drawn or not
         return with_search(_chosen_view(index, name, view, concept, hops, max_nodes, title), index)
     # a graph file's CONSTRUCT runs where `kg query` runs it (its SPARQL store); triples in memory, in a store of their own
-    return _chosen_view(index, name, view, concept, hops, max_nodes, title, query, params, Path(graph) if isinstance(graph, (str, Path)) else triples)
+    constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params)
+    return _chosen_view(index, name, view, concept, hops, max_nodes, title, (constructed, f"{Path(query).name} on {name}"))
 
 
 def with_search(view: View, index: Scene) -> View:
@@ -145,14 +146,14 @@ def with_search(view: View, index: Scene) -> View:
 
 
 def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None, hops: int | None, max_nodes: int | None,
-                 title: str | None, query: str | Path | None = None, params: Mapping[str, Any] | None = None,
-                 source: list | Path | None = None) -> View:
+                 title: str | None, constructed: tuple[list, str] | None = None) -> View:
+    """The view asked for; `constructed`: the triples of a CONSTRUCT query to draw, and their title."""
     if view == "map":
         return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
     view = view or "papers"
     max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
-    if query is not None:
-        chosen = result_view(index, run_construct(source if source is not None else [], query, params), title or f"{Path(query).name} on {name}")
+    if constructed is not None:
+        chosen = result_view(index, constructed[0], title or constructed[1])
     elif view == "concepts":
         chosen = concepts_view(index, title or f"Concepts of {name}")
     elif concept is None and 0 < max_nodes < len(index.papers) + len(index.paper_count):
