@@ -13,6 +13,7 @@ from typing import IO, Iterable, Iterator
 from kg.core import progress
 from kg.core.defaults import GRAPH_DIR
 from kg.core.errors import InputError, UsageError
+from kg.graph import shards
 from kg.graph.vocabulary import Namespaces
 
 # Output formats by name: (pyoxigraph format attribute, file suffix).
@@ -137,11 +138,24 @@ def no_such_graph(path: str | Path) -> InputError:
                       "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
 
+def sources(path: str | Path) -> list[Path]:
+    """The files a graph is read from, in order: a graph file itself, or the shards a shard folder's manifest lists
+    (kg.graph.shards: a shard file the manifest does not list is not part of the graph; a broken manifest or a
+    missing shard is an InputError naming it)."""
+    path = Path(path)
+    return shards.files(path) if shards.is_sharded(path) else [path]
+
+
 def parse(path: str | Path) -> Iterator:
-    """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
+    """Stream the triples of an RDF file (format from its suffix), or of a shard folder's shards in manifest order;
+    a missing or broken file is an InputError naming it."""
+    for source in sources(path):
+        yield from _parse_file(source)
+
+
+def _parse_file(path: Path) -> Iterator:
     import pyoxigraph as ox
 
-    path = Path(path)
     fmt = rdf_format(path)
     try:
         with path.open("rb") as stream:

@@ -47,9 +47,9 @@ _HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (an
 
 
 def store_dir(graph: str | Path) -> Path:
-    """Where the persisted store of a graph file lives: beside it, suffix `.oxigraph`."""
+    """Where the persisted store of a graph file lives: beside it, suffix `.oxigraph` (a shard folder `x`: `x.oxigraph`)."""
     graph = Path(graph)
-    return graph.with_name(graph.stem + ".oxigraph")
+    return graph.with_name((graph.name if graph.is_dir() else graph.stem) + ".oxigraph")
 
 
 def _stamp(graph: Path) -> dict:
@@ -211,13 +211,14 @@ def in_memory(graph: Path):  # -> pyoxigraph.Store
 
 
 def _load(store: Any, graph: Path, compact: bool = False) -> None:
-    """Bulk-load a graph file into a store (a parse error names the file), and with `compact` merge what
-    bulk_load left as dozens of level-0 files, each of which every read had to check: at 100k papers the
-    queries ran 5-9x faster afterwards."""
-    try:
-        store.bulk_load(path=str(graph), format=rdf_format(graph))
-    except SyntaxError as exc:
-        raise InputError(f"{graph}: not valid RDF ({exc})") from None
+    """Bulk-load a graph file (a shard folder: each of its listed shards) into a store (a parse error names the file),
+    and with `compact` merge what bulk_load left as dozens of level-0 files, each of which every read had to check:
+    at 100k papers the queries ran 5-9x faster afterwards."""
+    for source in GraphFile(graph).sources():
+        try:
+            store.bulk_load(path=str(source), format=rdf_format(source))
+        except SyntaxError as exc:
+            raise InputError(f"{source}: not valid RDF ({exc})") from None
     if compact:
         store.optimize()
         store.flush()
