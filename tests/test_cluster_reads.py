@@ -167,3 +167,25 @@ def test_kg_serve_answers_from_the_folder_as_from_the_file(pair: tuple[Path, Pat
         finally:
             app.close()
     assert answers[0] == answers[1] and answers[0][0].count(b"\n") > 1
+
+
+def test_a_rebuild_of_the_same_papers_writes_over_no_shard_the_manifest_lists(dask_client, tmp_path: Path) -> None:
+    """The folder's stamp is its manifest's (kg.graph.stamp.stamped), which holds while no shard a manifest lists is
+    written again. A rebuild of the same papers named its shards as the first build had and wrote over them before
+    its new manifest: a rebuild stopped there left the old manifest listing the new shards, and the index made from
+    the old ones still fresh."""
+    from kg.graph import shards
+
+    part1, _ = sample_inputs()
+    folder = tmp_path / "shards"
+    cluster.build([part1], folder, scheduler=dask_client)
+    first = {f.name for f in shards.files(folder)}
+    _ok(["query", "top-concepts", "--graph", str(folder), "-f", "csv"])
+    assert index_file.fresh(folder) is not None
+    cluster.build([part1], folder, scheduler=dask_client, threshold=0.99)
+    second = {f.name for f in shards.files(folder)}
+    assert not first & second, "a rebuild wrote over shards the old manifest listed"
+    assert not any((folder / name).exists() for name in first)  # removed once the new manifest was written
+    assert index_file.fresh(folder) is None
+    cluster.build([part1], folder, scheduler=dask_client)
+    assert not second & {f.name for f in shards.files(folder)}
