@@ -126,9 +126,8 @@ def test_a_folder_without_a_manifest_keeps_its_one_line_error(tmp_path: Path) ->
     plain = tmp_path / "plain"
     plain.mkdir()
     for args in (["report", str(plain)], ["export", str(plain)], ["query", "top-concepts", "--graph", str(plain)],
-                 ["query", "-", "--graph", str(plain)]):
-        line = _one_line_error(args, str(plain))
-        assert "is a directory" in line or "no such graph file" in line, line
+                 ["query", "-", "--graph", str(plain)], ["serve", str(plain)], ["push", str(plain), "--store", "http://127.0.0.1:9/store"]):
+        _one_line_error(args, f"{plain}: is a directory; pass a graph file in it", "or a shard folder (one holding manifest.json")
     os.mkdir(tmp_path / "broken")
     (tmp_path / "broken" / "manifest.json").write_text("{", encoding="utf-8")
     _one_line_error(["query", "top-concepts", "--graph", str(tmp_path / "broken")], "manifest.json: not a kg shard manifest")

@@ -133,7 +133,10 @@ def refuse_dtd(path: Path) -> None:
 
 
 def no_such_graph(path: str | Path) -> InputError:
-    """The one error for a graph file that is not there, whichever command asked for it."""
+    """The one error for a graph file that is not there, whichever command asked for it (a folder without a shard manifest too)."""
+    if Path(path).is_dir():
+        return InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl), or a shard folder (one holding "
+                          f"{shards.MANIFEST}, written by 'kg build --engine dask')")
     return InputError(f"{path}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl -o {path}' "
                       "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
@@ -161,10 +164,8 @@ def _parse_file(path: Path) -> Iterator:
         with path.open("rb") as stream:
             for item in ox.parse(stream, format=fmt):
                 yield item.triple if fmt.supports_datasets else item
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         raise no_such_graph(path) from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl)") from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
 
