@@ -20,7 +20,7 @@ Examples:
   kg query papers-by-concept -p concept="reinforcement learning" -f csv
   echo 'SELECT ?p ?m WHERE { ?p kg:proposes ?x . ?x rdfs:label ?m }' | kg query -""")
 @click.argument("name", required=False)
-@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file or shard folder to query [the latest graph in graphs/].")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "sparql-tsv", "json", "xml", "ttl", "nt"]),
               help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE]; tsv: plain values, sparql-tsv: RDF terms.")
