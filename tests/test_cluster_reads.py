@@ -78,12 +78,14 @@ def test_the_handle_reads_a_folder_as_its_listed_shards(pair: tuple[Path, Path],
     assert "<urn:x:a>" not in {str(t.subject) for t in GraphFile.existing(copy).parse()}  # the manifest is the commit point
 
 
-def test_report_and_export_read_the_folder(pair: tuple[Path, Path], tmp_path: Path) -> None:
+def test_report_render_and_export_read_the_folder(pair: tuple[Path, Path], tmp_path: Path) -> None:
     graph, folder = pair
     _ok(["report", str(folder), "-o", str(tmp_path / "x.html")])
     assert "<html" in (tmp_path / "x.html").read_text(encoding="utf-8")[:500].lower()
     _ok(["export", str(folder), "-o", str(tmp_path / "x.ttl")])
     assert {str(t) for t in files.read_triples(tmp_path / "x.ttl")} == {str(t) for t in files.read_triples(graph)}
+    _ok(["render", str(folder), "-o", str(tmp_path / "view.html")])
+    assert (tmp_path / "view.html").stat().st_size > 10_000
     _ok(["export", str(folder), "-o", str(tmp_path / "links.csv")])
     _ok(["export", str(graph), "-o", str(tmp_path / "links-file.csv")])
     assert sorted((tmp_path / "links.csv").read_text().splitlines()) == sorted((tmp_path / "links-file.csv").read_text().splitlines())
