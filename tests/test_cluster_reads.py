@@ -102,6 +102,13 @@ def test_analyze_reads_the_folder_and_writes_a_file_never_the_folder(pair: tuple
     assert top == _ok(["query", "top-concepts", "--graph", str(graph), "-f", "csv"])
 
 
+def test_a_query_that_reads_the_analysis_says_how_to_analyse_a_folder(pair: tuple[Path, Path]) -> None:
+    _, folder = pair
+    result = CliRunner().invoke(cli, ["query", "communities", "--graph", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert f"run `kg analyze {folder} -o {folder.name}-analysed.ttl`" in result.stderr, result.stderr
+
+
 def test_a_local_update_of_a_folder_is_refused_with_what_to_do(pair: tuple[Path, Path]) -> None:
     _, folder = pair
     part1, _ = sample_inputs()
