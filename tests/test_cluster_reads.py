@@ -197,3 +197,18 @@ def test_a_rebuild_of_the_same_papers_writes_over_no_shard_the_manifest_lists(da
     assert index_file.fresh(folder) is None
     cluster.build([part1], folder, scheduler=dask_client)
     assert not second & {f.name for f in shards.files(folder)}
+
+
+def test_a_broken_shard_is_named_when_the_store_is_loaded(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """The store loads a folder's shards as one stream; a syntax error still names the shard and its line."""
+    from kg.graph import shards
+
+    _, folder = pair
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    bad = shards.files(copy)[1]
+    lines = bad.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = "<urn:x:a> <urn:x:b> .\n"
+    bad.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(kg.InputError, match=rf"^{bad}: not valid RDF \(.*line 3"):
+        store.in_memory(copy)
