@@ -212,3 +212,16 @@ def test_a_broken_shard_is_named_when_the_store_is_loaded(pair: tuple[Path, Path
     bad.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(kg.InputError, match=rf"^{bad}: not valid RDF \(.*line 3"):
         store.in_memory(copy)
+
+
+def test_a_local_build_into_a_folder_is_refused_before_it_extracts(pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    import kg.pipeline.build
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("extracted before refusing the output")
+
+    monkeypatch.setattr(kg.pipeline.build, "build", no_build)
+    _, folder = pair
+    part1, _ = sample_inputs()
+    result = CliRunner().invoke(cli, ["build", str(part1), "-o", str(folder), "--no-render", "--no-store"])
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {folder}: is a sharded graph"), result.output
