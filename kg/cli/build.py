@@ -56,6 +56,7 @@ def build(
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
 
     from kg.core import progress as progress_
+    from kg.graph.handle import GraphFile
     from kg.pipeline.build import build as build_graph
     from kg.pipeline.build import write
     from kg.views.render import render as render_graph
@@ -84,6 +85,7 @@ def build(
     if output is None:
         output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
     refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
+    GraphFile(output).refuse_sharded()  # before the build, not after it
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)

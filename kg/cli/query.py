@@ -20,7 +20,7 @@ Examples:
   kg query papers-by-concept -p concept="reinforcement learning" -f csv
   echo 'SELECT ?p ?m WHERE { ?p kg:proposes ?x . ?x rdfs:label ?m }' | kg query -""")
 @click.argument("name", required=False)
-@click.option("--graph", type=click.Path(path_type=Path), help="Graph file to query [the latest graph in graphs/].")
+@click.option("--graph", type=click.Path(path_type=Path), help="Graph file or shard folder to query [the latest graph in graphs/].")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A query parameter (repeatable).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "tsv", "sparql-tsv", "json", "xml", "ttl", "nt"]),
               help="Output format [table for SELECT/ASK, ttl for CONSTRUCT/DESCRIBE]; tsv: plain values, sparql-tsv: RDF terms.")
@@ -62,7 +62,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     named = catalog().get(name) if isinstance(target, str) else None
     if named is not None and named.reads_analysis and results.kind == "select" and not results.rows and endpoint is None:
         click.echo(f"no rows: {name} reads what `kg analyze` adds to a graph, and a rebuilt graph has none; "
-                   f"run `kg analyze {graph}` and ask again", err=True)
+                   f"run {_analyze_advice(graph)} and ask again", err=True)
     chosen = fmt or ("ttl" if results.kind == "graph" else "table")
     if chosen == "table" and results.kind == "select" and output is None:
         import shutil
@@ -79,6 +79,15 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
         with atomic_write(output) as stream:
             stream.write(data)
         click.echo(f"wrote {output}", err=True)
+
+
+def _analyze_advice(graph: Path | None) -> str:
+    """How to analyse the graph queried: in place, or (a shard folder, which only the cluster build writes) into a file."""
+    from kg.graph.shards import is_sharded
+
+    if graph is not None and is_sharded(graph):
+        return f"`kg analyze {graph} -o {graph.name}-analysed.ttl` (a shard folder is not written in place), query that file,"
+    return f"`kg analyze {graph}`"
 
 
 def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:

@@ -376,7 +376,7 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
 
 def worker_memory_mb(graph: Path) -> int:
     """The default address space of a query worker, in MB: a base, and room to load the graph file (kg.core.defaults)."""
-    return SERVE_MEMORY_MB + SERVE_MEMORY_PER_MB * -(-graph.stat().st_size // (1 << 20))
+    return SERVE_MEMORY_MB + SERVE_MEMORY_PER_MB * -(-GraphFile(graph).size() // (1 << 20))
 
 
 @progress.stepped("starting the endpoint for {graph}")

@@ -9,6 +9,8 @@ opened them by path answered named queries from the new graph and ad-hoc SPARQL 
   (`.x.kg-serve-…/`). kg replaces both by renaming a new file over the old one, never by writing
   into it, so a link keeps the version it was made for, for workers started later too (a worker
   killed after a runaway query is replaced by one that opens the same version);
+  a shard folder (kg.graph.shards) is pinned as a folder of the same name holding links to its manifest and
+  to the shards that manifest lists: an update adds shards and renames a new manifest over the old one;
 * the store version (kg.sparql.store) made from that file is held by this process's reader lock, so no build
   removes it; in-memory workers answer from it while they load the pinned graph (`Warming`).
 
@@ -31,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kg.graph import index_file
+from kg.graph import index_file, shards
 from kg.graph.handle import GraphFile
+from kg.graph.stamp import stamped
 from kg.sparql.store import ensure_store, hold, in_memory, open_folder, open_store
 
 HELD = "held.lock"  # exclusive-locked by the process that holds the snapshot
@@ -81,7 +84,7 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     or no link can be made there."""
     pinned = folder / graph.name
     try:
-        os.link(graph, pinned)
+        _link(graph, pinned)
         index = GraphFile(graph).index()
         if index is not None:
             os.link(index, index_file.index_path(pinned))
@@ -93,6 +96,19 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     if version is None and _changed(graph, pinned):
         return None  # (else no store can be made there: the workers load the pinned graph in memory)
     return Snapshot(pinned, index_file.index_path(pinned) if index is not None else None, version, folder)
+
+
+def _link(graph: Path, pinned: Path) -> None:
+    """Link the graph file to `pinned`; a shard folder: its manifest first, then the shards that manifest lists."""
+    if not GraphFile(graph).sharded:
+        os.link(graph, pinned)
+        return
+    pinned.mkdir()
+    os.link(graph / shards.MANIFEST, pinned / shards.MANIFEST)
+    for entry in shards.read(pinned).shards:
+        os.link(graph / entry.file, pinned / entry.file)
+        if (pinned / entry.file).stat().st_size != entry.bytes:  # the shard was written again since that manifest
+            raise OSError(f"{graph / entry.file}: not the shard its manifest lists")
 
 
 def release(snapshot: Snapshot) -> None:
@@ -107,7 +123,7 @@ def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Con
     The store: in memory, the graph loaded there (a large graph answers from the pinned store version until it
     is loaded: `Warming`); else the pinned store version read-only; or, a graph by its path, its persisted store.
     """
-    if memory and (snapshot.store is None or snapshot.graph.stat().st_size < WARM_BYTES):
+    if memory and (snapshot.store is None or GraphFile(snapshot.graph).size() < WARM_BYTES):
         store = open_store(snapshot.graph, memory=True)
     elif snapshot.store is not None:
         store = open_folder(snapshot.store)
@@ -164,7 +180,7 @@ def _store(graph: Path, pinned: Path) -> Path | None:
 def _changed(graph: Path, pinned: Path) -> bool:
     """True when the graph file is no longer the version pinned."""
     try:
-        return os.stat(graph).st_ino != os.stat(pinned).st_ino
+        return os.stat(stamped(graph)).st_ino != os.stat(stamped(pinned)).st_ino
     except OSError:
         return True
 

@@ -6,13 +6,15 @@ papers); Python users get an rdflib.Graph over an Oxigraph store (oxrdflib) from
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from kg.core import progress
 from kg.core.defaults import GRAPH_DIR
 from kg.core.errors import InputError, UsageError
+from kg.graph import shards
 from kg.graph.vocabulary import Namespaces
 
 # Output formats by name: (pyoxigraph format attribute, file suffix).
@@ -132,27 +134,79 @@ def refuse_dtd(path: Path) -> None:
 
 
 def no_such_graph(path: str | Path) -> InputError:
-    """The one error for a graph file that is not there, whichever command asked for it."""
+    """The one error for a graph file that is not there, whichever command asked for it (a folder without a shard manifest too)."""
+    if Path(path).is_dir():
+        return InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl), or a shard folder (one holding "
+                          f"{shards.MANIFEST}, written by 'kg build --engine dask')")
     return InputError(f"{path}: no such graph file; build one with 'kg build YOUR_PAPERS.jsonl -o {path}' "
                       "(or 'kg build' for the bundled sample), or pass the path of an existing graph")
 
 
+def sources(path: str | Path) -> list[Path]:
+    """The files a graph is read from, in order: a graph file itself, or the shards a shard folder's manifest lists
+    (kg.graph.shards: a shard file the manifest does not list is not part of the graph; a broken manifest or a
+    missing shard is an InputError naming it)."""
+    path = Path(path)
+    return shards.files(path) if shards.is_sharded(path) else [path]
+
+
 def parse(path: str | Path) -> Iterator:
-    """Stream the triples of an RDF file (format from its suffix); a missing or broken file is an InputError naming it."""
+    """Stream the triples of an RDF file (format from its suffix), or of a shard folder's shards in manifest order;
+    a missing or broken file is an InputError naming it."""
+    for source in sources(path):
+        yield from _parse_file(source)
+
+
+def _parse_file(path: Path) -> Iterator:
     import pyoxigraph as ox
 
-    path = Path(path)
     fmt = rdf_format(path)
     try:
         with path.open("rb") as stream:
             for item in ox.parse(stream, format=fmt):
                 yield item.triple if fmt.supports_datasets else item
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         raise no_such_graph(path) from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory; pass a graph file in it (e.g. {path}/NAME.ttl)") from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
+
+
+class _Joined(io.RawIOBase):
+    """The bytes of several files in turn, a newline after each: one stream of a shard folder's N-Triples."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        super().__init__()
+        self.paths, self.newline = list(paths), False
+        self.current: io.BufferedReader | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while True:
+            if self.newline:
+                self.newline = False
+                buffer[0:1] = b"\n"
+                return 1
+            if self.current is None:
+                if not self.paths:
+                    return 0
+                self.current = self.paths.pop(0).open("rb")
+            n = self.current.readinto(buffer)
+            if n:
+                return n
+            self.current.close()
+            self.current, self.newline = None, True
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+        super().close()
+
+
+def joined(paths: list[Path]) -> IO[bytes]:
+    """One buffered binary stream of the files in turn (a shard folder's sources), each ended by a newline."""
+    return io.BufferedReader(_Joined(paths), 1 << 20)
 
 
 def read_triples(path: str | Path) -> list:

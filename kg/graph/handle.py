@@ -7,6 +7,10 @@ they stream past, or from a copy of the source's index when only triples are add
 update and an analysis differ only in which triples they hand over. What an update must know of
 a graph it adds to comes from `known`: the query index when it is fresh (made by one parse when
 it is missing), else one streaming pass over the file.
+
+A shard folder (kg.graph.shards, written by `kg build --engine dask`) is a graph to every reader, behind the same
+handle: it parses as its listed shards in manifest order (N-Triples), its stamp is its manifest's, and its query
+index and store sit beside the folder. kg writes one only through the cluster build: `write` and `append` refuse it.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from kg.core import progress
-from kg.core.errors import InputError, KgError
-from kg.graph import files, index_file, index_writer, stamp
+from kg.core.errors import InputError, KgError, UsageError
+from kg.graph import files, index_file, index_writer, shards, stamp
 from kg.graph.atomic import atomic_write, locked
 from kg.graph.stamp import GraphIndex
 from kg.graph.vocabulary import Namespaces
@@ -46,16 +50,40 @@ class GraphFile:
 
     @classmethod
     def existing(cls, path: str | Path) -> GraphFile:
-        """The handle of a graph file that is there (else kg.graph.files.no_such_graph, the one error for it)."""
-        path = Path(path)
-        if not path.is_file():
-            raise files.no_such_graph(path)
-        return cls(path)
+        """The handle of a graph file or shard folder that is there (else kg.graph.files.no_such_graph, the one error for it)."""
+        found = cls(Path(path))
+        if not found.exists:
+            raise files.no_such_graph(found.path)
+        return found
+
+    @property
+    def exists(self) -> bool:
+        """Whether the graph is there: a file, or a folder with a shard manifest."""
+        return self.path.is_file() or self.sharded
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the graph is a shard folder (kg.graph.shards), which only the cluster build writes."""
+        return shards.is_sharded(self.path)
 
     @property
     def format(self) -> str:
-        """The format name of the file, from its suffix (Turtle by default)."""
-        return files.format_for(None, self.path)
+        """The format name of the file, from its suffix (Turtle by default); N-Triples for a shard folder."""
+        return "nt" if self.sharded else files.format_for(None, self.path)
+
+    def sources(self) -> list[Path]:
+        """The files the graph is read from, in order: the file, or the shards its manifest lists (kg.graph.files.sources)."""
+        return files.sources(self.path)
+
+    def size(self) -> int:
+        """The bytes of the graph: of the file, or of the shards its manifest lists."""
+        return sum(source.stat().st_size for source in self.sources())
+
+    def refuse_sharded(self) -> None:
+        """Refuse a shard folder as a graph that a command other than the cluster build writes, saying what to do."""
+        if self.sharded:
+            raise UsageError(f"{self.path}: is a sharded graph, a folder only 'kg build --engine dask' writes: add papers with "
+                             f"'kg build --engine dask --update {self.path} INPUT...', or write to a graph file (-o FILE.ttl)")
 
     def stamp(self) -> dict:
         """Size, modification time and a hash of the content: the version of the file a derived file describes."""
@@ -81,9 +109,10 @@ class GraphFile:
     def index(self) -> Path | None:
         """The fresh query index of the file, made from a parse of it when missing or stale; None when it cannot be made."""
         found = self.fresh_index()
-        if found is not None or not self.path.is_file():
+        if found is not None or not self.exists:
             return found
-        files.rdf_format(self.path)  # a file no reader may parse is refused here, not after the engine or kg serve's workers start
+        for source in self.sources():  # a file no reader may parse (a broken manifest) is refused here, not after the engine or kg serve's workers start
+            files.rdf_format(source)
         return self.remake_index(f"indexing {self.path} for the named queries (once per version of the graph)")
 
     def remake_index(self, label: str | None = None) -> Path | None:
@@ -122,6 +151,7 @@ class GraphFile:
         `source` and `before`: the graph these triples were read from and its stamp then; if it changed since,
         nothing is written.
         """
+        self.refuse_sharded()
         name = files.format_for(fmt, self.path)
         writer = index_writer.writer(self.path, base)
 
@@ -155,6 +185,8 @@ class GraphFile:
         are whatever the file last declared (a graph ending in `@prefix paper: <http://elsewhere/>`
         would otherwise move every appended paper there), and Turtle lets a later declaration win.
         """
+        self.refuse_sharded()
+        source.refuse_sharded()
         buffer = io.BytesIO()
         files.write(added, buffer, self.format, ns=ns)
         with atomic_write(self.path) as out:
@@ -168,6 +200,8 @@ class GraphFile:
 
     def copy_from(self, source: GraphFile, index: Path | None) -> Path:
         """This file as a byte copy of `source`, with a copy of its fresh index (`index`, if any)."""
+        self.refuse_sharded()
+        source.refuse_sharded()
         with atomic_write(self.path) as out:
             source.copy_into(out)
             stamped = stamp.stamp_written(out, self.path)

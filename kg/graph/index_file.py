@@ -23,9 +23,9 @@ SCHEMA = 7  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:
-    """Where the query index of a graph file lives: beside it, `x.ttl` -> `x.kg-query.sqlite`."""
+    """Where the query index of a graph file lives: beside it, `x.ttl` -> `x.kg-query.sqlite` (a shard folder `x`: `x.kg-query.sqlite`)."""
     graph = Path(graph)
-    return graph.with_name(graph.stem + SUFFIX)
+    return graph.with_name((graph.name if graph.is_dir() else graph.stem) + SUFFIX)
 
 
 def stamp_text(graph: Path, graph_stamp: dict | None) -> str:

@@ -22,11 +22,11 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 from kg.core.defaults import VERSION
 from kg.core.errors import InputError
-from kg.graph import files
+from kg.graph import files, shards
 from kg.graph.facts import digest, of_triples
 
 SETTLE = 2.0  # seconds after its last change before a file's identity stands for its verified content
@@ -50,20 +50,35 @@ def scan(graph: str | Path) -> GraphIndex:
     import pyoxigraph as ox
 
     graph = Path(graph)
-    rdf_format = files.rdf_format(graph)
-    try:
-        facts = of_triples(ox.parse(path=str(graph), format=rdf_format))
-    except FileNotFoundError:
-        raise files.no_such_graph(graph) from None
-    except SyntaxError as exc:
-        raise InputError(f"{graph}: not valid RDF ({exc})") from None
+
+    def triples() -> Iterator:
+        for source in files.sources(graph):
+            try:
+                yield from ox.parse(path=str(source), format=files.rdf_format(source))
+            except FileNotFoundError:
+                raise files.no_such_graph(source) from None
+            except SyntaxError as exc:
+                raise InputError(f"{source}: not valid RDF ({exc})") from None
+
+    facts = of_triples(triples())
     return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
                       facts.authors, facts.venues, facts.versions)
 
 
+def stamped(graph: Path) -> Path:
+    """The file whose stamp is a graph's: the graph file, or a shard folder's manifest (kg.graph.shards).
+
+    A cluster build writes each shard once, atomically, and the manifest last, atomically, on every build and
+    update; the manifest lists each shard with its size in bytes. So a new version of the folder is a new
+    manifest, and the manifest's stamp (with the folder's name as `source`) stands for the folder.
+    """
+    return graph / shards.MANIFEST if shards.is_sharded(graph) else graph
+
+
 def stamp(graph: Path) -> dict:
-    """Size, modification time and a hash of the whole content of a graph file: what an index is valid for."""
-    with graph.open("rb") as stream:
+    """Size, modification time and a hash of the whole content of a graph file (of a shard folder: of its manifest,
+    `stamped`): what an index is valid for."""
+    with stamped(graph).open("rb") as stream:
         return _stamp_fd(stream.fileno(), graph.name)
 
 
@@ -87,7 +102,7 @@ def current(graph: Path, recorded: dict, known: dict | None) -> tuple[bool, dict
     identity it is not read again; otherwise it is hashed.
     """
     try:
-        st = os.stat(graph)
+        st = os.stat(stamped(graph))
     except OSError:
         return False, None
     if (recorded.get("source"), recorded.get("size"), recorded.get("mtime_ns")) != (graph.name, st.st_size, st.st_mtime_ns):

@@ -8,7 +8,8 @@ Three steps, each a dask.bag over the input partitions (kg.pipeline.partitions):
 3. extract: each worker reads its partition again, extracts with an extractor it built once (a
    per-process cache keyed by the extractor's name, scheme files, threshold and model: the scheme and the
    spaCy pipeline are loaded on the worker, never pickled per task) and writes its shard atomically.
-The manifest is written last (kg.graph.shards). A task that dies with its worker is run again elsewhere
+The manifest is written last (kg.graph.shards), and no shard a manifest lists is written again (a rebuild of the
+same papers names its shards apart from the listed ones), so the manifest's stamp stands for the folder. A task that dies with its worker is run again elsewhere
 and writes the same bytes under the same name, so no paper is lost or written twice.
 The extractor must score each paper on its own (`per_paper`): the bundled one does with the
 bundled scheme; a scheme with concepts the reference corpus lacks needs corpus counts, so it is refused.
@@ -266,6 +267,10 @@ def _build(
                 return Sharded(folder, old, 0, tuple(problems), unchanged)
             node = triples.build_node_of_ids(kept, ns)
             name = node.value.rsplit("/", 1)[-1]
+            if any(f.startswith(f"part-{name}-") for f in listed):
+                # A rebuild of the same papers: its shards take the other name, so that none the manifest lists is
+                # written over before the new manifest is (the manifest's stamp stands for the folder: kg.graph.stamp).
+                name += "b"
             slugs = triples.paper_slugs(kept, taken=taken)
             segments = {pid: s for pid, s in slugs.items() if s != vocabulary.slug(pid)}  # only the rare renamed ones travel
             head_entry, made = _head_shard(folder, f"part-{name}-00000.nt", node, kept, scheme, ns, names, old)

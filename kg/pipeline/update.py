@@ -105,6 +105,8 @@ def _update(
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     source, target = GraphFile.existing(graph), GraphFile(out)
+    source.refuse_sharded()  # its bytes are not one file to append to: the cluster build adds shards to it
+    target.refuse_sharded()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad)

@@ -36,8 +36,7 @@ from typing import Any
 
 from kg.core.defaults import PUSH_BATCH, PUSH_TIMEOUT
 from kg.core.errors import InputError, QueryError, UsageError
-from kg.graph import shards
-from kg.graph.files import format_for, rdf_format
+from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
 from kg.sparql.remote import redirected, request, urlopen
 
@@ -136,11 +135,8 @@ def _checked_options(endpoint: str | None, store: str | None, replace: bool, bat
 
 def _chunks_of(graph: str | Path, size: int) -> Iterator[tuple[int, bytes]]:
     """A graph file or shard folder as N-Triples requests of `size` triples (lines copied when the input is N-Triples)."""
-    if Path(graph).is_dir():
-        return _lines(shards.files(graph), size)
-    if format_for(None, graph) == "nt":
-        return _lines(_sources(graph), size)
-    return _chunks(_sources(graph), size)
+    handle = GraphFile.existing(graph)
+    return (_lines if handle.format == "nt" else _chunks)(handle.sources(), size)
 
 
 def _put_whole(graph: str | Path, store: str, target: Any, first: tuple[int, bytes], timeout: float) -> None:
@@ -255,12 +251,6 @@ def _insert_data(body: bytes, graph) -> bytes:  # graph: pyoxigraph.NamedNode | 
     if graph is None:
         return b"INSERT DATA {\n" + body + b"}\n"
     return b"INSERT DATA { GRAPH " + str(graph).encode("utf-8") + b" {\n" + body + b"} }\n"
-
-
-def _sources(graph: str | Path) -> list[Path]:
-    """The files of a graph file (one)."""
-    path = GraphFile.existing(graph).path
-    return [path]
 
 
 def _lines(files: list[Path], size: int) -> Iterator[tuple[int, bytes]]:

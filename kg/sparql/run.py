@@ -89,7 +89,7 @@ def query(
     from kg.sparql.store import open_store
 
     path = Path(graph if graph is not None else default_graph())
-    return _local(_Call(q, params or {}), lambda: GraphFile(path).index() if path.is_file() else None, lambda: open_store(path),
+    return _local(_Call(q, params or {}), lambda: GraphFile(path).index(), lambda: open_store(path),
                   max_rows=max_rows, remake=path, deadline=True, timeout=timeout)
 
 

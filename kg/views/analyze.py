@@ -146,6 +146,8 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
 
     A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
     """
+    if out is not None:
+        GraphFile(Path(out)).refuse_sharded()  # before the analysis, not after it
     if not isinstance(graph, (str, Path)):
         triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
         result = compute(triples, **options)
