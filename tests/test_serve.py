@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kg.endpoint.app import make_app, make_server, negotiate
+from kg.endpoint.answer import negotiate
+from kg.endpoint.app import make_app, make_server
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
 
@@ -207,7 +208,7 @@ def test_in_memory_workers_answer_the_same(mini_ttl: Path) -> None:
 
 def test_workers_answer_named_queries_from_the_query_index(app, mini_ttl: Path) -> None:
     """Workers get the graph's query index (kg.sparql.index) on disk and in memory; its answers are the engine's."""
-    from kg.endpoint.app import _open
+    from kg.endpoint.answer import open_state as _open
     from kg.graph import index_file
     from kg.sparql.backends import Engine
     from kg.sparql.run import resolve, run_on

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import kg
-from kg.endpoint.app import _open
+from kg.endpoint.answer import open_state as _open
 from kg.sparql.run import from_text, resolve, run_store
 from kg.sparql.store import STAMP, ensure_store, fresh_folder, store_dir
 

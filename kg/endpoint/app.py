@@ -2,7 +2,8 @@
 
 `make_app` is a plain WSGI application (tests call it without a socket; any WSGI server can host
 it); `serve` runs it on the standard library's threading server, on loopback unless told
-otherwise. Queries run in killable worker processes (kg.endpoint.workers) under a time limit and a row cap.
+otherwise. Queries run in killable worker processes (kg.endpoint.workers) under a time limit and a row cap, where
+kg.endpoint.answer opens the pinned graph and answers each job.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import html
 import json
 import sys
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -29,131 +29,13 @@ from kg.core.defaults import (
 )
 from kg.core.errors import InputError, KgError, UsageError
 from kg.endpoint import guard
-from kg.endpoint.pages import iri_page, offset_of, one_page, page, query_form, result_page
+from kg.endpoint.answer import REASONS, Reply, answer, confined, text_reply
+from kg.endpoint.pages import offset_of, page, query_form
 from kg.graph.handle import GraphFile
-from kg.sparql.results import GRAPH_FORMATS, MEDIA_TYPES, html_table
+from kg.sparql.results import MEDIA_TYPES
 
 if TYPE_CHECKING:
-    from kg.endpoint.snapshot import Snapshot
-
-_ACCEPT: dict[str, str] = {
-    "application/sparql-results+json": "json", "application/json": "json",
-    "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
-    "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
-    "text/turtle": "ttl", "application/x-turtle": "ttl", "application/n-triples": "nt", "text/plain": "plain",
-}
-_FOR_KIND = {"select": ("json", "xml", "csv", "tsv", "html", "table"), "ask": ("json", "xml", "csv", "tsv", "html", "table"),
-             "graph": (*GRAPH_FORMATS, "html")}
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An HTTP answer."""
-
-    status: int
-    content_type: str
-    body: bytes
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-def negotiate(accept: str, kind: str, explicit: str | None = None) -> str | None:
-    """The output format for a result kind: `explicit` (format=…) if it fits, else the best Accept match."""
-    allowed = _FOR_KIND[kind]
-    if explicit:
-        return explicit if explicit in allowed else None
-    ranked: list[tuple[float, int, str]] = []
-    for i, part in enumerate((accept or "*/*").split(",")):
-        media, _, rest = part.strip().partition(";")
-        q = 1.0
-        for p in rest.split(";"):
-            k, _, v = p.strip().partition("=")
-            if k == "q":
-                try:
-                    q = float(v)
-                except ValueError:
-                    q = 0.0
-        ranked.append((-q, i, media.strip().lower()))
-    for negq, _, media in sorted(ranked):
-        if negq == 0:
-            break
-        if media in ("*/*", "application/*", "text/*") or not media:
-            return allowed[0] if media != "text/*" else ("csv" if kind != "graph" else "ttl")
-        fmt = _ACCEPT.get(media)
-        if fmt == "plain":
-            fmt = "table" if kind != "graph" else "nt"
-        if fmt in allowed:
-            return fmt
-    return None
-
-
-# ---- what runs inside a worker process -------------------------------------------------------
-
-
-def _confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
-    """`_open` in a query worker that first bars itself from opening network sockets and caps its
-    memory (kg.endpoint.sandbox; `limits`: MB of address space, bytes of one response)."""
-    from kg.endpoint.sandbox import memory_limit, no_network
-
-    no_network()
-    memory_limit(limits[0])
-    return _open(graph, max_rows, memory, limits[1])
-
-
-def _open(graph: str | Snapshot, max_rows: int, memory: bool, max_bytes: int = SERVE_MAX_BYTES) -> tuple:
-    """A worker's state: its own store (in memory, or the persisted one read-only), the row cap, an open connection
-    to the graph's query index (kg.graph.index_file; None when stale) and the byte cap.
-
-    `graph`: the version the server pinned (kg.endpoint.snapshot), whose store and index are opened once and kept, so
-    that named and ad-hoc queries are answered from that version; or a graph file by its path.
-    """
-    from kg.endpoint.snapshot import Snapshot, open_snapshot
-    from kg.sparql.sanitise import check
-
-    if not isinstance(graph, Snapshot):
-        graph = Snapshot(Path(graph), GraphFile(Path(graph)).fresh_index())
-    store, index = open_snapshot(graph, memory=memory)
-    check("ASK {}")  # load the query checker now, not during the first request
-    return store, max_rows, index, max_bytes
-
-
-def _handle(state: tuple, job: dict) -> Reply:
-    """Run one query job in a worker: the named or ad-hoc query, capped, serialized as negotiated."""
-    from kg.sparql.run import run_store
-
-    store, max_rows, index, max_bytes = state
-    if job.get("untrusted"):
-        refused = guard.refused(job["query"].text, job["query"].name)
-        if refused is not None:
-            return _text(*refused)
-    try:
-        results = run_store(store, job["query"], job.get("params") or {}, max_rows=max_rows, index=index)
-    except KgError as exc:
-        if job.get("format") == "html":  # the query page: the error above the query as the user typed it
-            return Reply(400, "text/html; charset=utf-8", result_page(job, f"<p class='error'>{html.escape(str(exc))}</p>").encode())
-        return Reply(400, "text/plain; charset=utf-8", f"{exc}\n".encode())
-    fmt = negotiate(job.get("accept", ""), results.kind, job.get("format"))
-    if fmt is None:
-        offered = ", ".join(_FOR_KIND[results.kind])
-        return Reply(406, "text/plain; charset=utf-8", f"no acceptable format for this {results.kind.upper()} result (available: {offered}; or pass format=…)\n".encode())
-    if fmt == "html" and results.kind == "select":
-        shown, pages = one_page(results, job)
-        body = result_page(job, pages + html_table(shown, iri_page).decode(), results.kind).encode()
-        headers: tuple[tuple[str, str], ...] = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),) if results.truncated else ()
-        return Reply(200, MEDIA_TYPES[fmt], body, headers)
-    rows = len(results)
-    try:
-        body, results = guard.fit(results, fmt, max_bytes)
-    except KgError as exc:  # e.g. characters the format cannot carry
-        return Reply(406, "text/plain; charset=utf-8", f"{exc}\n".encode())
-    if fmt == "html":
-        body = result_page(job, body.decode(), results.kind).encode()
-    headers = ()
-    if len(results) < rows:
-        headers = (("X-Kg-Truncated", f"true; max-bytes={max_bytes}"),)
-    elif results.truncated:
-        headers = (("X-Kg-Truncated", f"true; max-rows={max_rows}"),)
-    return Reply(200, MEDIA_TYPES[fmt], body, headers)
-
+    pass
 
 # ---- the WSGI application --------------------------------------------------------------------
 
@@ -183,7 +65,7 @@ class App:
         self.hosts = guard.host_names(hosts)
         # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
         wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
-        self.pool = Pool(_confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), _handle, size=workers, spare=True)
+        self.pool = Pool(confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), answer, size=workers, spare=True)
         self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
         self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
         progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
@@ -204,7 +86,7 @@ class App:
             reply = self.route(environ)
         except Exception as exc:  # never a traceback to the client; one line on stderr for the operator
             print(f"kg serve: {type(exc).__name__}: {exc}", file=sys.stderr)
-            reply = _text(500, "internal error; see the server log")
+            reply = text_reply(500, "internal error; see the server log")
         from kg.endpoint.admission import Held
 
         client = environ.get("REMOTE_ADDR") or "?"
@@ -212,10 +94,10 @@ class App:
         if refused is not None:  # the answer is dropped: too much is held for clients still reading
             if refused[0] == 429:
                 self.admission.penalize(client)
-            reply = _text(*refused, (("Retry-After", "1"),))
+            reply = text_reply(*refused, (("Retry-After", "1"),))
         headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(reply.body))),
                    ("X-Content-Type-Options", "nosniff"), *reply.headers]
-        start_response(f"{reply.status} {_REASONS.get(reply.status, 'Error')}", headers)
+        start_response(f"{reply.status} {REASONS.get(reply.status, 'Error')}", headers)
         return Held(reply.body, None if refused else lambda: self.buffers.give(client, len(reply.body)))
 
     def route(self, environ: dict) -> Reply:
@@ -224,20 +106,20 @@ class App:
         method = environ.get("REQUEST_METHOD", "GET").upper()
         refused = guard.foreign(environ, method, self.hosts)
         if refused is not None:
-            return _text(*refused)
+            return text_reply(*refused)
         if path == "/":
             return Reply(200, "text/html; charset=utf-8", self.home().encode())
         if path == "/graph":
             return self.rendered()
         if path == "/sparql":
             if method not in ("GET", "POST"):
-                return _text(405, "use GET or POST", (("Allow", "GET, POST"),))
+                return text_reply(405, "use GET or POST", (("Allow", "GET, POST"),))
             return self.sparql(environ, method)
         if path.startswith("/queries/") and method == "GET":
             return self.named(environ, urllib.parse.unquote(path[len("/queries/"):]))
         if path == "/queries":
             return self.listing()
-        return _text(404, f"no page {path}; try / or /sparql")
+        return text_reply(404, f"no page {path}; try / or /sparql")
 
     def sparql(self, environ: dict, method: str) -> Reply:
         """The SPARQL 1.1 Protocol: GET query=, POST form-encoded, POST application/sparql-query."""
@@ -251,14 +133,14 @@ class App:
             try:
                 length = int(environ.get("CONTENT_LENGTH") or 0)
             except ValueError:
-                return _text(400, "bad Content-Length")
+                return text_reply(400, "bad Content-Length")
             if length < 0:
-                return _text(400, f"bad Content-Length {length}")
+                return text_reply(400, f"bad Content-Length {length}")
             if length > self.max_request_bytes:
-                return _text(413, f"request of {length} bytes is over the limit of {self.max_request_bytes}")
+                return text_reply(413, f"request of {length} bytes is over the limit of {self.max_request_bytes}")
             body = environ["wsgi.input"].read(length) if length else b""
             if ctype == "application/sparql-update":
-                return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+                return text_reply(403, "this endpoint is read-only: SPARQL Update is refused")
             if ctype == "application/x-www-form-urlencoded":
                 form = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
                 for k, v in form.items():
@@ -266,24 +148,24 @@ class App:
             elif ctype == "application/sparql-query":
                 args.setdefault("query", []).append(body.decode("utf-8", "replace"))
             else:
-                return _text(415, f"unsupported Content-Type {ctype!r}: use application/x-www-form-urlencoded or application/sparql-query")
+                return text_reply(415, f"unsupported Content-Type {ctype!r}: use application/x-www-form-urlencoded or application/sparql-query")
         if "update" in args:
-            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+            return text_reply(403, "this endpoint is read-only: SPARQL Update is refused")
         texts = args.get("query", [])
         if len(texts) != 1 or not texts[0].strip():
-            return _text(400, "pass exactly one query, as query=… (GET or a form POST) or as an application/sparql-query body")
+            return text_reply(400, "pass exactly one query, as query=… (GET or a form POST) or as an application/sparql-query body")
         text = texts[0]
         if len(text.encode()) > self.max_request_bytes:
-            return _text(413, f"query of {len(text.encode())} bytes is over the limit of {self.max_request_bytes}")
+            return text_reply(413, f"query of {len(text.encode())} bytes is over the limit of {self.max_request_bytes}")
         q = from_text(text, "request")  # line endings made LF (kg.sparql.sanitise) before any scan reads it
         try:  # a text too deep or too long for a parser never reaches a worker
             bounded(q.text)
         except KgError as exc:
-            return _text(400, f"query 'request': {exc}")
+            return text_reply(400, f"query 'request': {exc}")
         if is_update(q.text):
-            return _text(403, "this endpoint is read-only: SPARQL Update is refused")
+            return text_reply(403, "this endpoint is read-only: SPARQL Update is refused")
         if uses_service(q.text):
-            return _text(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
+            return text_reply(403, "SERVICE (federated query) is refused: this endpoint does not fetch other endpoints")
         return self.run(q, {}, environ, args, untrusted=True, typed=text)
 
     def named(self, environ: dict, name: str) -> Reply:
@@ -292,7 +174,7 @@ class App:
 
         named = catalog()
         if name not in named:
-            return _text(404, f"query {name!r} not found (available: {', '.join(named)})")
+            return text_reply(404, f"query {name!r} not found (available: {', '.join(named)})")
         args = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         params = {k: v[-1] for k, v in args.items() if k not in ("format", "offset") and v and v[-1] != ""}
         return self.run(named[name], params, environ, args)
@@ -304,7 +186,7 @@ class App:
 
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
-            return _text(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
+            return text_reply(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
         job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
                "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
@@ -312,7 +194,7 @@ class App:
             with self.admission.slot(client):
                 outcome = self.pool.run(job, self.timeout, wait=5.0)
         except Busy as exc:
-            return _text(exc.status, str(exc), (("Retry-After", "1"),))
+            return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
             if any(k == "X-Kg-Truncated" and "max-bytes" in v for k, v in outcome.value.headers):
                 self.admission.penalize(client)
@@ -323,7 +205,7 @@ class App:
         if outcome.kind == "crash":
             message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"
         status = {"timeout": 503, "busy": 503, "crash": 503}.get(outcome.kind, 500)
-        return _text(status, message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
+        return text_reply(status, message, (("Retry-After", "1"),) if outcome.kind == "busy" else ())
 
     def listing(self) -> Reply:
         """GET /queries: the named queries as JSON."""
@@ -338,7 +220,7 @@ class App:
         """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph."""
         page = self.graph.with_suffix(".html")
         if not page.is_file():
-            return _text(404, f"{page} does not exist; run 'kg render {self.graph}' first")
+            return text_reply(404, f"{page} does not exist; run 'kg render {self.graph}' first")
         return Reply(200, "text/html; charset=utf-8", page.read_bytes())
 
     def home(self) -> str:
@@ -362,16 +244,6 @@ class App:
             f"{query_form(example)}"
             f"<h2>Named queries</h2><ul>{''.join(items)}</ul>")
         return page("kg SPARQL", body)
-
-
-def _text(status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
-    return Reply(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"), headers)
-
-
-_REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            406: "Not Acceptable", 413: "Payload Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
-            500: "Internal Server Error",
-            503: "Service Unavailable"}
 
 
 def worker_memory_mb(graph: Path) -> int:
