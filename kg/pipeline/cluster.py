@@ -32,8 +32,7 @@ from kg.core.defaults import VERSION as __version__
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph import files as graphio
-from kg.graph import shards, vocabulary
+from kg.graph import files, shards, vocabulary
 from kg.graph.atomic import atomic_write, locked
 from kg.pipeline import triples
 from kg.pipeline.build import _extract, sample_inputs
@@ -116,7 +115,7 @@ def _extract_part(task: _Task, *, config: Config, folder: str, build_iri: str, s
 
     path = Path(folder) / task.shard
     with atomic_write(path) as stream:
-        graphio.write(papers_only(triples.paper_triples(kept, extractions, ox.NamedNode(build_iri), ns=ns, segments=made)), stream, "nt")
+        files.write(papers_only(triples.paper_triples(kept, extractions, ox.NamedNode(build_iri), ns=ns, segments=made)), stream, "nt")
         size = stream.tell()
     with atomic_write(_ids_path(path)) as stream:
         stream.write("".join(f"{p.id}\t{made[p.id]}\t{digest(p.abstract)}\n" for p in kept).encode("utf-8"))
@@ -249,8 +248,8 @@ def _build(
     """
     ns = vocabulary.Namespaces(base)
     folder = Path(output).absolute()
-    old, scheme, files = _checked(folder, output, ns, update, schemes, default_scheme)
-    config = Config(extractor, tuple(str(Path(f).absolute()) for f in files), threshold, ns.base, str(Path(model).absolute()) if model else None)
+    old, scheme, scheme_files = _checked(folder, output, ns, update, schemes, default_scheme)
+    config = Config(extractor, tuple(str(Path(f).absolute()) for f in scheme_files), threshold, ns.base, str(Path(model).absolute()) if model else None)
     urls = [str(p) for p in inputs] if inputs is not None else [str(p) for p in sample_inputs()]
     parts = plan(urls, blocksize)
     existing, taken = _existing(folder, old) if old is not None else ({}, [])
@@ -311,12 +310,12 @@ def _checked(folder: Path, output: str | Path, ns: vocabulary.Namespaces, update
         raise UsageError(f"{output}: is a folder that is not a sharded graph; give a new or empty folder")
     if old is not None and old.base != ns.base:
         raise UsageError(f"{output}: its papers are under --base {old.base}; pass that --base")
-    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
-    scheme = scheme_.load(files)  # here first: a bad scheme fails before the cluster starts
+    scheme_files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
+    scheme = scheme_.load(scheme_files)  # here first: a bad scheme fails before the cluster starts
     if old is not None and old.scheme_versions and scheme.versions and set(old.scheme_versions) != set(scheme.versions):
         raise UsageError(f"{output} was built with concept scheme version {', '.join(old.scheme_versions)}, the scheme now is "
                          f"{', '.join(scheme.versions)}; run a full build instead of --update")
-    return old, scheme, files
+    return old, scheme, scheme_files
 
 
 def _head_shard(folder: Path, head: str, node: Any, kept: list, scheme: Any, ns: vocabulary.Namespaces, names: list[str],
@@ -326,7 +325,7 @@ def _head_shard(folder: Path, head: str, node: Any, kept: list, scheme: Any, ns:
     with atomic_write(folder / head) as stream:
         made = [*(scheme.triples if old is None else ()), *triples.provenance(node, len(kept), scheme, ns=ns, inputs=names, informed_by=informed)]
         made = list({str(t): t for t in made}.values())  # a scheme may state a triple twice; a shard states it once
-        graphio.write(made, stream, "nt")
+        files.write(made, stream, "nt")
         return shards.Shard(head, 0, len(made), stream.tell(), node.value), made
 
 
