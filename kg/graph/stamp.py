@@ -22,10 +22,9 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from kg.core.defaults import VERSION
-from kg.core.errors import InputError
 from kg.graph import files, shards
 from kg.graph.facts import digest, of_triples
 
@@ -46,21 +45,8 @@ class GraphIndex:
 
 
 def scan(graph: str | Path) -> GraphIndex:
-    """What a graph file holds, by one streaming pass over it (kg.graph.facts reads the triples)."""
-    import pyoxigraph as ox
-
-    graph = Path(graph)
-
-    def triples() -> Iterator:
-        for source in files.sources(graph):
-            try:
-                yield from ox.parse(path=str(source), format=files.rdf_format(source))
-            except FileNotFoundError:
-                raise files.no_such_graph(source) from None
-            except SyntaxError as exc:
-                raise InputError(f"{source}: not valid RDF ({exc})") from None
-
-    facts = of_triples(triples())
+    """What a graph file holds, by one streaming pass over it (kg.graph.files.parse, kg.graph.facts reads the triples)."""
+    facts = of_triples(files.parse(graph))
     return GraphIndex({iri: digest(text) for iri, text in facts.abstracts.items()}, dict(facts.identifiers), facts.builds,
                       facts.authors, facts.venues, facts.versions)
 
