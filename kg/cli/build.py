@@ -32,6 +32,9 @@ Examples:
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
+@click.option("--venue", metavar="NAME", help="Venue for the papers whose records have none (or only arXiv), e.g. ICML.")
+@click.option("--year", type=click.IntRange(1, 9999), help="Publication year for the papers whose records have none.")
+@click.option("--keep-duplicates", is_flag=True, help="Keep records of the same paper under other ids (same DOI, arXiv id, title and first author, or abstract) as separate papers.")
 @click.option("--store/--no-store", "with_store", default=True, show_default=True,
               help="Also load the graph into its SPARQL store now, which ad-hoc queries and kg serve open at once (else the first of them loads it).")
 @with_progress
@@ -51,6 +54,9 @@ def build(
     update_graph: Path | None,
     engine: str,
     scheduler: str | None,
+    venue: str | None,
+    year: int | None,
+    keep_duplicates: bool,
     with_store: bool,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
@@ -75,8 +81,13 @@ def build(
     }
     read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
+        if venue is not None or year is not None or keep_duplicates:
+            from kg.core.errors import UsageError
+
+            raise UsageError("--venue, --year and --keep-duplicates are not yet read by --engine dask; build locally, or add the fields to the records")
         _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
+    options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     if update_graph is not None:
         written = _update(update_graph, inputs, output, render_html, options, read)
         if with_store:
@@ -89,6 +100,8 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
+    for note in built.notes:
+        click.echo(f"note: {note}", err=True)
     write(built, output)
     click.echo(f"wrote {output}")
     if render_html:
@@ -225,14 +238,17 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
     result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
     if not result.changed:
-        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it")
+        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it{held}")
         return result.path
     click.echo(f"wrote {result.path}")
     if render_html:
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
-    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)

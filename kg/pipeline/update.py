@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from kg import extract
 from kg.core.errors import InputError, UsageError
-from kg.extract import ingest
+from kg.extract import dedup, ingest
 from kg.extract import scheme as scheme_
 from kg.graph.atomic import locked, refuse_overwrite
 from kg.graph.facts import digest
@@ -46,6 +46,8 @@ class Updated:
     unchanged: int
     problems: tuple[str, ...] = field(default=())
     analysed: bool = False  # the graph holds a `kg analyze` result, which describes the papers before the update
+    duplicates: int = 0  # papers of the inputs the graph holds under another id (same abstract), of `unchanged`
+    notes: tuple[str, ...] = field(default=())  # advice about the inputs (kg.extract.ingest.Ingested.notes)
 
     @property
     def stale_analysis(self) -> bool:
@@ -71,11 +73,15 @@ def update(
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    keep_duplicates: bool = False,
 ) -> Updated:
     """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place.
 
     The output is locked for the whole update (kg.graph.atomic.locked): a second update of the same graph
-    waits, then reads the graph the first one wrote.
+    waits, then reads the graph the first one wrote. A paper the graph holds under another id (the same abstract) is
+    not added again unless `keep_duplicates` (kg.extract.dedup.in_graph).
     """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
@@ -83,7 +89,8 @@ def update(
     refuse_overwrite(out, [*paths, *schemes, *([model] if model is not None else [])])  # every file the update reads but the graph
     with locked(out):
         return _update(graph, out, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
-                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress)
+                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress,
+                       read=dict(venue=venue, year=year, keep_duplicates=keep_duplicates))
 
 
 def _update(
@@ -100,6 +107,7 @@ def _update(
     skip_bad: bool,
     jobs: int,
     progress: bool | None,
+    read: dict,
 ) -> Updated:
     ns = Namespaces(base)
     if jobs < 1:
@@ -109,7 +117,7 @@ def _update(
     target.refuse_sharded()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
-    got = ingest.read(paths, skip_bad=skip_bad)
+    got = ingest.read(paths, skip_bad=skip_bad, **read)
     before = source.stamp()  # the graph as read: checked again before the result replaces it
     known = source.known()  # from the graph's query index (made by one parse if missing): an append adds to a copy of it
     existing = known.facts
@@ -122,11 +130,14 @@ def _update(
             f"{graph} was built with concept scheme version {', '.join(sorted(existing.versions))}, "
             f"the scheme now is {', '.join(scheme.versions)}; run a full 'kg build' instead of --update"
         )
+    # The dedup hook: papers the graph holds under other ids are reported, not added (kg.extract.dedup).
+    fresh, held, duplicates = (list(got.papers), [], 0) if read["keep_duplicates"] else dedup.in_graph(got.papers, existing.digests, existing.ids, digest)
+    problems = (*got.problems, *dedup.summarised(held, "papers already in the graph"))
     new: list[ingest.Paper] = []
     replaced: set[str] = set()
     folder = ns.base + "paper/"
     segments: dict[str, str] = {}
-    for paper in got.papers:
+    for paper in fresh:
         iri = existing.ids.get(paper.id)
         if iri is not None and existing.digests.get(iri) == digest(paper.abstract):
             continue
@@ -140,7 +151,7 @@ def _update(
     if not new:
         if out != graph:
             target.copy_from(source, known.index)
-        return Updated(out, 0, 0, unchanged, got.problems)
+        return Updated(out, 0, 0, unchanged, problems, duplicates=duplicates, notes=got.notes)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
     build = triples.build_node(new, ns)
@@ -154,7 +165,7 @@ def _update(
     else:
         target.append(source, added, ns=ns, before=before, base=known.index)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
-    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
+    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, problems, analysed, duplicates, got.notes)
 
 
 def _without(triples: list, papers: set[str]) -> list:
