@@ -131,14 +131,15 @@ Examples:
   kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
   kg export graphs/my.ttl -o concepts.gexf --view concepts
   kg export graphs/my.ttl -o links.csv            papers × concepts: score, evidence spans
+  kg export graphs/my.ttl -o papers.csv --table papers
   kg export graphs/my.ttl -o concepts.csv --table concepts""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-f", "--format", "fmt",
               help="ttl, nt, nq, trig, jsonld, xml; graphml, gexf for graph tools; csv for spreadsheets [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
 @click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
-@click.option("--table", type=click.Choice(["links", "concepts"]), default="links", show_default=True,
-              help="CSV: one row per paper–concept link (score, evidence), or one per concept (counts).")
+@click.option("--table", type=click.Choice(["links", "papers", "concepts"]), default="links", show_default=True,
+              help="CSV: one row per paper–concept link (score, evidence), per paper (authors, venue, DOI, subjects), or per concept (counts).")
 @with_progress
 @clean_errors
 def export(graph: Path, fmt: str | None, output: Path | None, view: str, table: str) -> None:
