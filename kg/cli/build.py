@@ -167,7 +167,8 @@ Examples:
   kg render graphs/my.ttl --view map --max-nodes 300
   kg render graphs/my.ttl --concept "reinforcement learning" --hops 1""")
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="HTML file to write [GRAPH with .html; with --concept or --query a page of its own: GRAPH-CONCEPT.html, GRAPH-QUERY.html].")
 @click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
               help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
                    "drill-down [map for large graphs, else papers].")
@@ -193,11 +194,20 @@ def render(
     """Draw a graph as an interactive HTML page that works offline."""
     from kg.views.render import render as render_graph
 
-    page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
+    page = render_graph(graph, output or _page_for(graph, concept, query), view=view, concept=concept, hops=hops,
                         query=query, params=params_of(params), max_nodes=max_nodes, title=title)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)
+
+
+def _page_for(graph: Path, concept: str | None, query: str | None) -> Path:
+    """The default page of `kg render`: the graph's own page, or for one concept or query a page beside it of its own
+    (graphs/icml2024-reinforcement-learning.html), so drawing a part never writes over the page of the whole."""
+    from kg.graph.vocabulary import slug
+
+    part = concept if concept is not None else Path(query).stem if query is not None else None
+    return graph.with_suffix(".html") if part is None else graph.with_name(f"{graph.stem}-{slug(part)}.html")
 
 
 def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any],
