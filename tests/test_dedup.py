@@ -88,3 +88,12 @@ def test_title_and_first_author_find_a_copy_with_another_abstract(tmp_path: Path
     got = ingest.read([a, b])
     assert [(p.id, p.aliases) for p in got.papers] == [("a", ("b",))]
     assert "(same title and first author)" in got.problems[0]
+
+
+def test_a_workshop_paper_and_its_conference_version_stay_two_papers(tmp_path: Path) -> None:
+    path = tmp_path / "two.jsonl"
+    title = "Offline RL with Language Priors"
+    path.write_text(json.dumps({"id": "w", "title": title, "author": "Ada Lovelace", "abstract": ABSTRACTS[0], "venue": "ICLR Workshop", "year": 2023}) + "\n"
+                    + json.dumps({"id": "c", "title": title, "author": "Ada Lovelace", "abstract": ABSTRACTS[0], "venue": "ICML", "year": 2023}) + "\n")
+    got = ingest.read([path])
+    assert [p.id for p in got.papers] == ["w", "c"] and got.problems == ()

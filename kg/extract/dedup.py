@@ -4,6 +4,8 @@ first author, or abstract, and kept as one paper that carries every id.
 `merge` is what `kg build` does with the papers of all its inputs; `in_graph` is what `kg build --update` does with
 new papers whose abstract a graph already holds under another id. The keys are normalised so that case, accents,
 punctuation and white space do not tell two copies apart; a DOI or arXiv id is compared only with the same kind.
+Two records with the same title or abstract that give different venues or years are different publications (a
+workshop paper and its conference version) and stay apart; the same DOI or arXiv id is the same paper whatever else.
 """
 
 from __future__ import annotations
@@ -60,10 +62,10 @@ def merge(papers: Iterable[Paper]) -> Merged:
     problems: list[str] = []
     for paper in papers:
         found = keys(paper)
-        hit = next(((owner[k], k) for k in found if k in owner), None)
+        hit = next(((owner[k], k) for k in found if k in owner and (k[0] in ("doi", "arxiv") or not _apart(kept[owner[k]], paper))), None)
         if hit is None:
             for k in found:
-                owner[k] = len(kept)
+                owner.setdefault(k, len(kept))
             kept.append(paper)
             continue
         at, (kind, _) = hit
@@ -74,6 +76,14 @@ def merge(papers: Iterable[Paper]) -> Merged:
         problems.append(f"{paper.where}: the same paper as {first.where} (same {_KINDS[kind]}); kept once, with both ids "
                         f"({first.id!r}, {paper.id!r}); --keep-duplicates keeps both")
     return Merged(tuple(kept), tuple(problems))
+
+
+def _apart(a: Paper, b: Paper) -> bool:
+    """True when two records name different publications: both give a venue (not one only guessed, such as arXiv) and
+    they differ, or both give a year and they differ. A workshop paper and its conference version stay two papers."""
+    if a.venue and b.venue and "venue" not in a.weak | b.weak and a.venue.casefold() != b.venue.casefold():
+        return True
+    return bool(a.year and b.year and "year" not in a.weak | b.weak and a.year != b.year)
 
 
 def _fold(first: Paper, other: Paper) -> Paper:
