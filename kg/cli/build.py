@@ -81,10 +81,11 @@ def build(
     }
     read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
-        if venue is not None or year is not None or keep_duplicates:
+        if venue is not None or year is not None:
             from kg.core.errors import UsageError
 
-            raise UsageError("--venue, --year and --keep-duplicates are not yet read by --engine dask; build locally, or add the fields to the records")
+            raise UsageError("--venue and --year are not yet read by --engine dask (which keeps copies of one paper apart, as "
+                             "--keep-duplicates); build locally, or add the fields to the records")
         _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
     options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
