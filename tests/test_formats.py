@@ -133,7 +133,7 @@ def test_every_format_builds_titles_authors_venue_year_and_doi_into_rdf(tmp_path
 
 @pytest.mark.parametrize("name, content, message", [
     ("bad.bib", "@article{good, title={T}, abstract={We study graph neural networks.}, year={2024}}\n\n@article{broken,\n  title = {Unclosed,\n",
-     "bad.bib:3: malformed BibTeX ("),
+     "bad.bib:3: malformed BibTeX (Unexpectedly reached end of file); fix the entry or pass --skip-bad"),
     ("bad.ris", "TY  - JOUR\nTI  - A title\nAB  - We study graph neural networks.\nER  - \n\nTY  - JOUR\nTI  - Never ended\n",
      "bad.ris: malformed RIS (2 'TY  - ' lines but 1 references end with 'ER  - ')"),
     ("bad.xml", '<?xml version="1.0"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n<entry><title>x</title>\n</feed>\n', "bad.xml:4: malformed XML ("),

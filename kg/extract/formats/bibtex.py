@@ -57,8 +57,9 @@ def read(path: Path, text: str) -> Iterator[Paper | InputError | Notice]:
         if isinstance(block, DuplicateBlockKeyBlock):
             block = block.ignore_error_block  # read: kg.extract.ingest reports the duplicate id and keeps the first
         elif not hasattr(block, "fields"):
-            error = str(getattr(block, "error", "")).strip().splitlines() or ["malformed entry"]
-            yield InputError(f"{path}:{line}: malformed BibTeX ({error[-1].strip()}); fix the entry or pass --skip-bad")
+            error = getattr(block, "error", None)
+            reason = (getattr(error, "abort_reason", None) or str(error or "")).strip().splitlines() or ["a malformed entry"]
+            yield InputError(f"{path}:{line}: malformed BibTeX ({reason[-1].strip().rstrip('.')}); fix the entry or pass --skip-bad")
             continue
         fields, weak, skipped = _fields(block)
         unread.update(skipped)
