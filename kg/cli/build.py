@@ -101,8 +101,6 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
-    for note in built.notes:
-        click.echo(f"note: {note}", err=True)
     write(built, output)
     click.echo(f"wrote {output}")
     if render_html:
@@ -114,6 +112,8 @@ def build(
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
     if with_store:
         _store(output)
+    for note in built.notes:  # advice, after the work is done: fields not read, papers without a venue or year
+        click.echo(f"note: {note}", err=True)
 
 
 def _store(graph: Path) -> None:
@@ -250,17 +250,19 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
     result = update_graph(graph, inputs, output=output, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
-    for note in result.notes:
-        click.echo(f"note: {note}", err=True)
     held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
     if not result.changed:
         click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it{held}")
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
         return result.path
     click.echo(f"wrote {result.path}")
     if render_html:
         page = render_graph(result.path, result.path.with_suffix(".html"))
         click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)
