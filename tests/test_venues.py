@@ -59,3 +59,33 @@ def test_one_venue_has_no_venues_section(tmp_path: Path) -> None:
     source.write_text(json.dumps({"id": "a", "abstract": PAPERS[0][1], "venue": "ICML", "year": 2024}) + "\n")
     out = kg.write(kg.build([source], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False), tmp_path / "one.ttl")
     assert 'id="venues"' not in kg.report(out, tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_index_answers_topics_by_venue_as_the_engine_does_row_for_row(tmp_path: Path) -> None:
+    """The SQL fast path (queries/topics-by-venue.sql) against the .rq on the engine, on a slice of real papers at
+    several venues and years, with and without a concept: the same rows in the same order."""
+    import pyoxigraph as ox
+
+    from kg.graph.files import parse
+    from kg.graph.handle import GraphFile
+    from kg.sparql.backends import Engine, Index
+    from kg.sparql.catalog import resolve
+    from kg.sparql.run import run_on
+
+    from .conftest import CORPUS
+
+    if not CORPUS.is_file():
+        pytest.skip("the shared corpus is absent")
+    source = tmp_path / "slice.jsonl"
+    with CORPUS.open(encoding="utf-8") as stream:
+        source.write_text("".join(line for i, line in enumerate(stream) if i % 40 == 0), encoding="utf-8")
+    graph = kg.write(kg.build([source]), tmp_path / "slice.ttl")
+    store = ox.Store()
+    store.extend(ox.Quad(t.subject, t.predicate, t.object) for t in parse(graph))
+    index = GraphFile(graph).index()
+    assert index is not None
+    q = resolve("topics-by-venue")
+    for params in ({}, {"concept": "https://w3id.org/kg/concept/reinforcement-learning"}):
+        want, got = run_on(Engine(store), q, params), run_on(Index(index), q, params)
+        assert len(want.rows) > (100 if not params else 10)
+        assert got.rows == want.rows, params

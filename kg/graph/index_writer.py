@@ -47,7 +47,7 @@ PREDICATES: dict[str, str] = {
     "year": FABIO + "hasPublicationYear", "proposes": KG + "proposes", "on_property": KG + "onProperty",
     "size": KG + "size", "member": KG + "member", "pagerank": KG + "pagerank", "concept": KG + "concept",
     "weight": KG + "weight", "jaccard": KG + "jaccard", "pmi": KG + "pmi", "paper": KG + "paper", "cosine": KG + "cosine",
-    "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion",
+    "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion", "part_of": DCTERMS + "isPartOf",
 }
 # the types kept: the queries' and those an update reads (kg.graph.index_file.known: builds, authors, venues)
 TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity",
