@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Mapping
 from kg.extract.formats.fields import Paper
 
 _WORD = re.compile(r"[^\W_]+")
+_MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")  # combining marks: accents once decomposed
 _KINDS = {"doi": "DOI", "arxiv": "arXiv id", "title": "title and first author", "abstract": "abstract"}
 
 
@@ -32,8 +33,10 @@ class Merged:
 
 def words(text: str) -> str:
     """The words of a text, lowercased, without accents and punctuation: 'Über-RL: a Study' -> 'uber rl a study'."""
-    plain = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join(_WORD.findall("".join(c for c in plain if not unicodedata.combining(c))))
+    plain = text.casefold()
+    if not plain.isascii():  # most abstracts are: the accents' decomposition only where there are any
+        plain = _MARKS.sub("", unicodedata.normalize("NFKD", plain))
+    return " ".join(_WORD.findall(plain))
 
 
 def fingerprint(abstract: str) -> str:
@@ -48,8 +51,9 @@ def keys(paper: Paper) -> list[tuple[str, str]]:
         found.append(("doi", paper.doi.lower()))
     if paper.arxiv:
         found.append(("arxiv", paper.arxiv.lower()))
-    if paper.title and paper.authors and len(words(paper.title)) >= 12:  # a title of a few words may be shared
-        found.append(("title", f"{words(paper.title)}|{words(paper.authors[0]).rsplit(' ', 1)[-1]}"))
+    title = words(paper.title) if paper.title and paper.authors else ""
+    if len(title) >= 12:  # a title of a few words may be shared
+        found.append(("title", f"{title}|{words(paper.authors[0]).rsplit(' ', 1)[-1]}"))
     if len(paper.abstract) >= 100:
         found.append(("abstract", fingerprint(paper.abstract)))
     return found
