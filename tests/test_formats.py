@@ -161,3 +161,18 @@ def test_skip_bad_keeps_the_good_bibtex_entries(tmp_path: Path) -> None:
     assert [p.id for p in got.papers] == ["good"] and got.problems[0].startswith(f"skipped {path}:3: malformed BibTeX")
     with pytest.raises(InputError):
         ingest.read([path])
+
+
+def test_venue_and_year_for_a_whole_file_on_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "icml.json").write_text(json.dumps([{"title": "T", "abstract": "We study graph neural networks.", "author": "Lovelace, Ada"}]))
+    result = CliRunner().invoke(cli, ["build", "icml.json", "-o", "g.ttl", "--venue", "ICML", "--year", "2024", *TINY])
+    assert result.exit_code == 0, result.output
+    assert "no venue or no year" not in result.output
+    g = Graph().parse(tmp_path / "g.ttl")
+    (paper,) = g.subjects(URIRef(DCT + "title"), Literal("T"))
+    assert str(g.value(g.value(paper, URIRef(DCT + "isPartOf")), URIRef("http://www.w3.org/2000/01/rdf-schema#label"))) == "ICML"
+    assert str(g.value(paper, URIRef("http://purl.org/spar/fabio/hasPublicationYear"))) == "2024"
+    without = CliRunner().invoke(cli, ["build", "icml.json", "-o", "h.ttl", *TINY])
+    assert "note: icml.json: 1 paper has no venue or no year; pass --venue NAME --year YYYY to give them one" in without.output
+    assert CliRunner().invoke(cli, ["build", "icml.json", "-o", "i.ttl", "--year", "99999", *TINY]).exit_code == 2
