@@ -97,3 +97,15 @@ def test_a_workshop_paper_and_its_conference_version_stay_two_papers(tmp_path: P
                     + json.dumps({"id": "c", "title": title, "author": "Ada Lovelace", "abstract": ABSTRACTS[0], "venue": "ICML", "year": 2023}) + "\n")
     got = ingest.read([path])
     assert [p.id for p in got.papers] == ["w", "c"] and got.problems == ()
+
+
+def test_an_update_finds_a_paper_by_its_doi_whatever_its_abstract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    first, later = tmp_path / "zotero.jsonl", tmp_path / "openalex.jsonl"
+    first.write_text(json.dumps({"id": "z1", "abstract": ABSTRACTS[0], "doi": "10.5555/ABC.1", "venue": "ICML", "year": 2024}) + "\n")
+    later.write_text(json.dumps({"id": "W1", "abstract": ABSTRACTS[0] + " Code is public.", "doi": "https://doi.org/10.5555/abc.1"}) + "\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["build", str(first), "-o", "g.ttl", *TINY]).exit_code == 0
+    result = runner.invoke(cli, ["build", "--update", "g.ttl", str(later), *TINY])
+    assert result.exit_code == 0, result.output
+    assert "(same DOI, id 'W1'); not added again" in result.output and "is up to date" in result.output

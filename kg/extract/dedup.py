@@ -99,11 +99,13 @@ def _fold(first: Paper, other: Paper) -> Paper:
     )
 
 
-def in_graph(papers: Iterable[Paper], digests: Mapping[str, str], ids: Mapping[str, str], digest: Callable[[str], str]) -> tuple[list[Paper], list[str], int]:
-    """The papers a graph lacks, the lines reporting those it holds under another id (same abstract), and how many those are.
+def in_graph(papers: Iterable[Paper], digests: Mapping[str, str], ids: Mapping[str, str], digest: Callable[[str], str],
+             dois: Mapping[str, str] | None = None) -> tuple[list[Paper], list[str], int]:
+    """The papers a graph lacks, the lines reporting those it holds under another id (same DOI or abstract), and how many those are.
 
-    `digests`: paper IRI -> hash of its stored abstract; `ids`: dcterms:identifier -> paper IRI (kg.graph.stamp.GraphIndex);
-    `digest`: the hash (kg.graph.facts.digest). A paper whose id the graph has is left to the update (new or changed).
+    `digests`: paper IRI -> hash of its stored abstract; `ids`: dcterms:identifier -> paper IRI; `dois`: bibo:doi -> paper
+    IRI (kg.graph.stamp.GraphIndex); `digest`: the hash (kg.graph.facts.digest). A paper whose id the graph has is left
+    to the update (new or changed).
     """
     by_digest: dict[str, str] = {}
     for iri, value in digests.items():
@@ -111,12 +113,16 @@ def in_graph(papers: Iterable[Paper], digests: Mapping[str, str], ids: Mapping[s
     kept: list[Paper] = []
     problems: list[str] = []
     for paper in papers:
-        held = by_digest.get(digest(paper.abstract)) if paper.id not in ids else None
+        if paper.id in ids:
+            kept.append(paper)
+            continue
+        by_doi = (dois or {}).get(paper.doi) if paper.doi else None
+        held = by_doi or by_digest.get(digest(paper.abstract))
         if held is None:
             kept.append(paper)
             continue
-        problems.append(f"{paper.where}: already in the graph as <{held}> (same abstract, id {paper.id!r}); not added again, "
-                        f"--keep-duplicates adds it")
+        problems.append(f"{paper.where}: already in the graph as <{held}> (same {'DOI' if by_doi else 'abstract'}, id {paper.id!r}); "
+                        f"not added again, --keep-duplicates adds it")
     return kept, problems, len(problems)
 
 

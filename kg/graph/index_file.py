@@ -116,6 +116,7 @@ def known(index: Path) -> GraphIndex:
             frozenset(v for (v,) in values(typed, FOAF + "Person")),
             frozenset(v for (v,) in values(typed, FABIO + "ConferenceProceedings")),
             frozenset(v for (v,) in values("SELECT t.value FROM scheme_version JOIN term AS t ON t.id = scheme_version.o")),
+            dict(values("SELECT d.value, p.value FROM doi JOIN term AS d ON d.id = doi.o JOIN term AS p ON p.id = doi.s")),
         )
     finally:
         db.close()

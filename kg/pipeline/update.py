@@ -131,7 +131,7 @@ def _update(
             f"the scheme now is {', '.join(scheme.versions)}; run a full 'kg build' instead of --update"
         )
     # The dedup hook: papers the graph holds under other ids are reported, not added (kg.extract.dedup).
-    fresh, held, duplicates = (list(got.papers), [], 0) if read["keep_duplicates"] else dedup.in_graph(got.papers, existing.digests, existing.ids, digest)
+    fresh, held, duplicates = (list(got.papers), [], 0) if read["keep_duplicates"] else dedup.in_graph(got.papers, existing.digests, existing.ids, digest, existing.dois)
     problems = (*got.problems, *dedup.summarised(held, "papers already in the graph"))
     new: list[ingest.Paper] = []
     replaced: set[str] = set()
