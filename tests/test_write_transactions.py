@@ -55,7 +55,7 @@ class _Other:
     def _go(self, run: Any) -> None:
         try:
             self.result = run()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             self.error = exc
         finally:
             self.settled.set()
@@ -72,10 +72,16 @@ class _Other:
         return self.result
 
 
+@pytest.fixture(scope="module")
+def tiny_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return kg.write(kg.build([FIXTURES / "tiny.jsonl"]), tmp_path_factory.mktemp("tiny") / "g.ttl")
+
+
 @pytest.fixture
-def graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    out = kg.write(kg.build([FIXTURES / "tiny.jsonl"]), tmp_path / "g.ttl")
-    return out
+def graph(tiny_ttl: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the tiny graph (three papers) with its query index."""
+    source = GraphFile(tiny_ttl)
+    return GraphFile(tmp_path / "g.ttl").copy_from(source, source.fresh_index())
 
 
 def _waits_signal(monkeypatch: pytest.MonkeyPatch, others: list[_Other]) -> None:
@@ -154,3 +160,36 @@ def test_analyze_while_an_update_has_read_the_graph_waits_for_it(graph: Path, tm
     assert {f"r{round_}-{i}" for i in range(5)} <= found
     assert len(analysis.facts.papers) == len(found), "the analysis describes the graph before the update"
     assert _analysed(graph)
+
+
+def test_analyze_refuses_to_replace_a_graph_changed_since_it_read_it(graph: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another program (which takes no lock) edits the graph while kg analyze computes: nothing is written."""
+    real = analyze_.compute
+
+    def compute_then_edit(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        with graph.open("a", encoding="utf-8") as other:
+            other.write("<http://x/a> <http://x/b> <http://x/c> .\n")
+        return result
+
+    monkeypatch.setattr(analyze_, "compute", compute_then_edit)
+    with pytest.raises(kg.InputError, match="g.ttl changed while it was being analysed"):
+        kg.analyze(graph, graph)
+    assert graph.read_text(encoding="utf-8").endswith("<http://x/c> .\n") and not _analysed(graph)
+    assert not [p for p in graph.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_graph_locked_for_longer_than_the_wait_is_refused_with_one_line(graph: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that finds the graph locked waits at most LOCK_WAIT, then says who holds it; it writes nothing."""
+    import os
+
+    monkeypatch.setattr(atomic, "LOCK_WAIT", 0.0)
+    before = graph.read_bytes()
+    with atomic.locked(graph):
+        for run in (lambda: kg.analyze(graph, graph), lambda: kg.update(graph, [_new_papers(graph.parent, 9)]),
+                    lambda: kg.write(kg.build([FIXTURES / "tiny.jsonl"]), graph)):
+            with pytest.raises(kg.OutputError) as caught:
+                run()
+            message = str(caught.value)
+            assert f"another kg (process {os.getpid()}) has been writing it" in message and "\n" not in message, message
+    assert graph.read_bytes() == before

@@ -154,6 +154,5 @@ def _extract(
 
 def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it."""
-    graph = GraphFile(Path(path))
-    with graph.locked():  # an update of the same file waits (kg.update)
-        return graph.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
+    with GraphFile(Path(path)).transaction() as writing:  # another writer of the same file waits (kg.graph.handle)
+        return writing.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
