@@ -193,3 +193,28 @@ def test_a_graph_locked_for_longer_than_the_wait_is_refused_with_one_line(graph:
             message = str(caught.value)
             assert f"another kg (process {os.getpid()}) has been writing it" in message and "\n" not in message, message
     assert graph.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["update", "analyze", "build"])
+def test_the_derived_files_are_made_in_the_transaction_from_the_version_written(graph: Path, tmp_path: Path, command: str) -> None:
+    """The page and the store (what `derived` makes) see the graph just written, while its lock is still held: no
+    other writer's version slips in between the graph and its page."""
+    seen: list[tuple[set[str], bool]] = []
+
+    def page(path: Path) -> None:
+        try:
+            with atomic.locked(path, wait=0.0):
+                held = False
+        except kg.OutputError:
+            held = True
+        seen.append((_papers(path), held))
+
+    if command == "update":
+        kg.update(graph, [_new_papers(tmp_path, 7)], derived=[page])
+    elif command == "analyze":
+        kg.analyze(graph, graph, derived=[page])
+    else:
+        kg.write(kg.build([_new_papers(tmp_path, 7)]), graph, derived=[page])
+    assert seen == [(_papers(graph), True)]
+    assert kg.update(graph, [FIXTURES / "tiny.jsonl"], derived=[page]).changed is (command == "build")
+    assert len(seen) == 1 + (command == "build"), "a graph left as it was has no files to make again"

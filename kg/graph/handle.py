@@ -1,6 +1,12 @@
 """One graph file and the query index derived from it, behind one handle: `GraphFile`.
 
-Every write of a graph goes through `GraphFile.write` or `GraphFile.append`: the file is written
+Every write of a graph is a transaction: `GraphFile.transaction` holds the graph's lock (a second writer waits,
+bounded), stamps the graph the run reads before it reads it, and hands out a `Writing` whose write, append or copy
+replaces nothing that changed since; the files derived from the graph are made in it, under the same lock: the
+query index with the graph, then the page and the store the command asked for. Build, update, analyze and the
+cluster build write through it; none locks on its own.
+
+A `Writing` writes through `GraphFile.write` or `GraphFile.append`: the file is written
 atomically (kg.graph.atomic), its stamp taken from the open file before it is renamed
 (kg.graph.stamp), and its query index (kg.graph.index_writer) written from the same triples as
 they stream past, or from a copy of the source's index when only triples are added. A build, an
@@ -20,9 +26,9 @@ import os
 import shutil
 import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from kg.core import progress
 from kg.core.errors import InputError, KgError, UsageError
@@ -32,6 +38,7 @@ from kg.graph.stamp import GraphIndex
 from kg.graph.vocabulary import Namespaces
 
 APPENDABLE = ("ttl", "nt")  # the formats triples are appended to (others are written whole)
+Derive = Callable[[Path], Any]  # makes one file derived from the graph at a path (its page, its store), from the version written
 
 
 @dataclass(frozen=True)
@@ -97,15 +104,21 @@ class GraphFile:
         return files.read_triples(self.path)
 
     @contextmanager
-    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated") -> Iterator[Writing]:
+    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = ()) -> Iterator[Writing]:
         """Begin the one write of this graph a command makes: hold its lock (kg.graph.atomic.locked: a second
         writer waits, bounded), and, when the write is made from `source` (the graph this run reads; often this
         one), take its stamp now, before it is read, so the `Writing` replaces nothing that changed since.
-        `doing`: what the run does to the source, for the message when it changed ("updated", "analysed")."""
+        `doing`: what the run does to the source, for the message when it changed ("updated", "analysed").
+        `derived`: what makes the other files derived from the graph (its HTML page, its SPARQL store), each called
+        with the graph's path once it was written, still under the lock, so they describe the version written."""
         with locked(self.path):
             if source is not None:
                 source = GraphFile.existing(source.path)  # still there once the lock is held
-            yield Writing(self, source, source.stamp() if source is not None else None, doing)
+            writing = Writing(self, source, source.stamp() if source is not None else None, doing)
+            yield writing
+            if writing.written:
+                for make in derived:
+                    make(self.path)
 
     def fresh_index(self) -> Path | None:
         """The query index of the file if it was made from the file as it is now (none is made)."""
@@ -258,6 +271,12 @@ class Writing:
     source: GraphFile | None  # the graph the written triples were read from (None: nothing was read)
     before: dict | None  # its stamp when the transaction began
     doing: str = "updated"
+    done: list[Path] = field(default_factory=list)  # the graph once written (then the derived files are made)
+
+    @property
+    def written(self) -> bool:
+        """Whether the graph was written (not left as it was)."""
+        return bool(self.done)
 
     def unchanged(self) -> None:
         """Fail if the source is no longer the version this run read (kg.core.errors.InputError): nothing is written."""
@@ -266,15 +285,19 @@ class Writing:
 
     def write(self, triples: Iterable, added: Iterable = (), **options: Any) -> Path:
         """`GraphFile.write` of the target, checked against the source (options: those of `GraphFile.write`)."""
-        return self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing, **options)
+        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing, **options))
 
     def append(self, added: list, *, ns: Namespaces, base: Path) -> Path:
         """`GraphFile.append` of `added` to the source's bytes, checked against the source."""
         assert self.source is not None and self.before is not None, "an append is made from a graph that was read"
-        return self.target.append(self.source, added, ns=ns, before=self.before, base=base, doing=self.doing)
+        return self._did(self.target.append(self.source, added, ns=ns, before=self.before, base=base, doing=self.doing))
 
     def copy(self, index: Path | None) -> Path:
         """`GraphFile.copy_from` the source (with its fresh index `index`), checked against it."""
         assert self.source is not None, "a copy is made from a graph that was read"
         self.unchanged()
-        return self.target.copy_from(self.source, index)
+        return self._did(self.target.copy_from(self.source, index))
+
+    def _did(self, path: Path) -> Path:
+        self.done.append(path)
+        return path

@@ -31,7 +31,7 @@ from kg.extract import ingest
 from kg.extract import scheme as scheme_
 from kg.graph.atomic import refuse_overwrite
 from kg.graph.facts import digest
-from kg.graph.handle import APPENDABLE, GraphFile, Writing
+from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing
 from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
 from kg.pipeline import parallel, triples
 
@@ -71,8 +71,10 @@ def update(
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool | None = None,
+    derived: Sequence[Derive] = (),
 ) -> Updated:
-    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place.
+    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place
+    (`derived`: what makes the output's page or store once it is written, in the same transaction).
 
     The update is one transaction on the output (kg.graph.handle.GraphFile.transaction): its lock is held for the
     whole update, so a second writer of the same graph (an update, a build, `kg analyze`) waits, then reads the
@@ -83,7 +85,7 @@ def update(
     schemes = (schemes,) if isinstance(schemes, (str, Path)) else tuple(schemes)
     refuse_overwrite(out, [*paths, *schemes, *([model] if model is not None else [])])  # every file the update reads but the graph
     source = GraphFile.existing(graph)
-    with GraphFile(out).transaction(source) as writing:
+    with GraphFile(out).transaction(source, derived=derived) as writing:
         return _update(writing, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
                        threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress)
 

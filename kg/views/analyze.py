@@ -12,11 +12,11 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from kg.core import progress
 from kg.graph.facts import Facts, read_facts
-from kg.graph.handle import GraphFile, Writing
+from kg.graph.handle import Derive, GraphFile, Writing
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
@@ -141,8 +141,9 @@ def compute(
 
 
 @progress.stepped("analysing {graph}")
-def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
-    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically).
+def analyze(graph: Any, out: str | Path | None = None, *, derived: Sequence[Derive] = (), **options: Any) -> Analysis:
+    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically; `derived`: what
+    makes its page or store, then, in the same transaction).
 
     The write is one transaction on `out` (kg.graph.handle.GraphFile.transaction), begun before the graph is
     read: its lock is held from the read to the rename, so an update of the same graph waits for the analysis
@@ -155,13 +156,13 @@ def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analys
     target.refuse_sharded()  # before the analysis, not after it
     if not isinstance(graph, (str, Path)):
         triples = _triples_of(graph)
-        with target.transaction() as writing:
+        with target.transaction(derived=derived) as writing:
             result = compute(triples, **options)
             progress.stage(f"writing {out}")
             _write(lambda: iter(triples), writing, result, None)
         return result
     source = GraphFile(Path(graph))
-    with target.transaction(source, doing="analysed") as writing:
+    with target.transaction(source, doing="analysed", derived=derived) as writing:
         result = compute(graph, **options)
         progress.stage(f"writing {out} and its query index")
         facts = result.facts
