@@ -371,7 +371,7 @@ def _described(folder: Path, manifest: shards.Manifest) -> set[str]:
     out: set[str] = set()
     for shard in manifest.shards:
         if shard.file.endswith("-described.nt"):
-            with (folder / shard.file).open("rb") as stream:
+            with shards.path_of(folder, shard.file).open("rb") as stream:
                 out.update(t.subject.value for t in ox.parse(stream, format=ox.RdfFormat.N_TRIPLES))
     return out
 
