@@ -203,6 +203,19 @@ def test_a_rebuild_deletes_no_file_outside_its_folder(dask_client, tmp_path: Pat
     assert f"{folder / shards.MANIFEST}: shard '../victim.nt'" in refused
 
 
+def test_an_update_reads_no_sidecar_that_links_out_of_the_folder(tmp_path: Path) -> None:
+    from kg.pipeline import cluster
+
+    (tmp_path / "elsewhere.tsv").write_text("p1\tp1\tSECRET\n", encoding="utf-8")
+    folder = plain_folder(tmp_path)
+    data = json.loads((folder / shards.MANIFEST).read_text(encoding="utf-8"))
+    data["shards"][1]["papers"] = 1
+    (folder / shards.MANIFEST).write_text(json.dumps(data), encoding="utf-8")
+    (folder / "part-a-00001.ids.tsv").symlink_to(tmp_path / "elsewhere.tsv")
+    with pytest.raises(InputError, match="shard 'part-a-00001.ids.tsv' is a link to .*outside the folder"):
+        cluster._existing(folder, shards.read(folder))
+
+
 # ---- Low: SIGTERM removes kg serve's pin folder as Ctrl-C does -----------------------------------------------------
 
 
