@@ -89,8 +89,8 @@ def test_every_shard_is_checked_as_a_graph_file_is_before_the_store_loads(tmp_pa
 # ---- H2: a manifest names only plain files inside its folder ------------------------------------------------------
 
 
-@pytest.mark.parametrize("entry", ["../outside.nt", "ABSOLUTE", "sub/inner.nt", "..", "link.nt", ".", ""],
-                         ids=["parent", "absolute", "subfolder", "dotdot", "symlink-out", "dot", "empty"])
+@pytest.mark.parametrize("entry", ["../outside.nt", "ABSOLUTE", "sub/inner.nt", "..", "link.nt", ".", "", "a\nb.nt"],
+                         ids=["parent", "absolute", "subfolder", "dotdot", "symlink-out", "dot", "empty", "newline"])
 def test_a_manifest_names_only_plain_files_inside_its_folder(tmp_path: Path, entry: str) -> None:
     outside = tmp_path / "outside.nt"
     outside.write_text("SECRET-TOKEN is not RDF\n", encoding="utf-8")

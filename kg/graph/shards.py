@@ -102,8 +102,8 @@ def _entry(path: Path, position: int, entry: object) -> Shard:
     if not isinstance(entry, dict):
         raise InputError(f"{path}: shard {position + 1} is not an object; rebuild the folder")
     name = entry.get("file")
-    if not isinstance(name, str) or not plain(name):
-        raise InputError(f"{path}: shard {_short(name, 300)} is not a file name of this folder ending in .nt (the N-Triples kg writes; "
+    if not isinstance(name, str) or not _plain(name):
+        raise InputError(f"{path}: shard {_short(name, 300)} is not an N-Triples file of this folder (a plain name ending in .nt: "
                          "no '/', '..' or absolute path); rebuild the folder with 'kg build --engine dask'")
     for key in COUNTS:
         value = entry.get(key)
@@ -116,10 +116,10 @@ def _entry(path: Path, position: int, entry: object) -> Shard:
     return Shard(name, entry["papers"], entry["triples"], entry["bytes"], entry["activity"])
 
 
-def plain(name: str) -> bool:
-    """Whether `name` is what a manifest may list: a plain N-Triples file name (one path part, no '..', no NUL, ending in .nt)."""
-    return (name.endswith(".nt") and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
-            and Path(name).name == name)
+def _plain(name: str) -> bool:
+    """Whether `name` is what a manifest may list: a plain N-Triples file name (one path part, no '..', no control
+    character, ending in .nt)."""
+    return name.endswith(".nt") and name.isprintable() and "/" not in name and "\\" not in name and Path(name).name == name
 
 
 def _short(value: object, width: int = 60) -> str:
@@ -130,7 +130,7 @@ def _short(value: object, width: int = 60) -> str:
 
 
 def path_of(folder: str | Path, name: str, manifest: Path | None = None) -> Path:
-    """The file of shard `name` (a `plain` name) in `folder`, once it is a file there whose real path is in the folder too
+    """The file of shard `name` (a `_plain` name) in `folder`, once it is a file there whose real path is in the folder too
     (a link pointing out of the folder is refused); InputError naming the manifest otherwise."""
     folder = Path(folder)
     listed = manifest or folder / MANIFEST
