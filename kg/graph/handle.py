@@ -11,6 +11,9 @@ it is missing), else one streaming pass over the file.
 A shard folder (kg.graph.shards, written by `kg build --engine dask`) is a graph to every reader, behind the same
 handle: it parses as its listed shards in manifest order (N-Triples), its stamp is its manifest's, and its query
 index and store sit beside the folder. kg writes one only through the cluster build: `write` and `append` refuse it.
+
+`refuse_overwrite` is the one check of a run's outputs against its inputs, here because it must know what belongs to
+a graph: a shard folder's files, its query index and its store (`store_dir`) beside it.
 """
 
 from __future__ import annotations
