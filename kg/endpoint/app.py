@@ -298,14 +298,16 @@ def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **option
 
 @contextmanager
 def _sigterm_ends_it() -> Iterator[None]:
-    """SIGTERM (a service manager stopping the server, `kill PID`) ends the server as Ctrl-C does: its workers stopped, its
-    pinned version released (kg.endpoint.snapshot's folder of links removed), then exit 143. Python's default for
-    SIGTERM ended the process at once and left the folder behind. Not in the main thread (a host embedding the app): as it was."""
+    """SIGTERM (a service manager stopping the server, `kill PID`) is Ctrl-C to the server: a KeyboardInterrupt in the main
+    thread, so its workers are stopped and its pinned version released (kg.endpoint.snapshot's folder of links removed).
+    Python's default for SIGTERM ended the process at once and left the folder behind. A second SIGTERM does not cut the
+    cleanup short. Not in the main thread (a host embedding the app): as it was."""
     import signal
     import threading
 
     def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():
         yield
