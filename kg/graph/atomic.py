@@ -6,9 +6,9 @@ import os
 import tempfile
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterator
 
-from kg.core.errors import OutputError, UsageError
+from kg.core.errors import OutputError
 
 
 @contextmanager
@@ -86,18 +86,3 @@ def locked(path: str | Path) -> Iterator[None]:
             os.unlink(lock)
         os.close(fd)
 
-
-def refuse_overwrite(output: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Refuse to write `output` over one of `inputs` (the same path once resolved, or the same file through
-    a link): the output replaces the input before anyone sees that the run read it."""
-    out = Path(output)
-    for given in inputs:
-        source = Path(given)
-        same = out.resolve() == source.resolve()
-        if not same:
-            try:
-                same = os.path.samefile(out, source)
-            except OSError:  # one of them does not exist (yet)
-                same = False
-        if same:
-            raise UsageError(f"{out}: is also an input of this run ({source}); write the output to another file")

@@ -29,9 +29,9 @@ from kg import extract
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph.atomic import locked, refuse_overwrite
+from kg.graph.atomic import locked
 from kg.graph.facts import digest
-from kg.graph.handle import APPENDABLE, GraphFile
+from kg.graph.handle import APPENDABLE, GraphFile, refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
 from kg.pipeline import parallel, triples
 
