@@ -68,6 +68,7 @@ def take(graph: str | Path) -> Snapshot:
     """Pin the graph as it is now with its query index and its store version (each made if missing: once per
     version of the graph, not at every start of a server)."""
     graph = Path(graph)
+    GraphFile(graph).sources()  # a shard folder whose manifest lists what no reader may read is refused, naming its manifest
     _remove_abandoned(graph)
     for _ in range(3):  # the graph replaced between two steps: pin again
         folder = _folder(graph)
@@ -113,8 +114,8 @@ def _link(graph: Path, pinned: Path) -> None:
         return
     pinned.mkdir()
     os.link(graph / shards.MANIFEST, pinned / shards.MANIFEST)
-    for entry in shards.read(pinned).shards:
-        os.link(graph / entry.file, pinned / entry.file)
+    for entry in shards.read(pinned).shards:  # each a plain name, a file of the graph's folder itself (kg.graph.shards.path_of)
+        os.link(shards.path_of(graph, entry.file, graph / shards.MANIFEST), pinned / entry.file)
         if (pinned / entry.file).stat().st_size != entry.bytes:  # the shard was written again since that manifest
             raise OSError(f"{graph / entry.file}: not the shard its manifest lists")
 

@@ -8,10 +8,10 @@ import tempfile
 import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterator
 
 from kg.core.defaults import LOCK_WAIT
-from kg.core.errors import OutputError, UsageError
+from kg.core.errors import OutputError
 
 POLL = 0.05  # seconds between two tries of a lock another process holds
 
@@ -120,19 +120,3 @@ def _holder(fd: int) -> str:
 def _held(target: Path, holder: str) -> None:
     """Say once that this run waits for the lock of `target`."""
     print(f"waiting for {holder}, which is writing {target}", file=sys.stderr, flush=True)
-
-
-def refuse_overwrite(output: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Refuse to write `output` over one of `inputs` (the same path once resolved, or the same file through
-    a link): the output replaces the input before anyone sees that the run read it."""
-    out = Path(output)
-    for given in inputs:
-        source = Path(given)
-        same = out.resolve() == source.resolve()
-        if not same:
-            try:
-                same = os.path.samefile(out, source)
-            except OSError:  # one of them does not exist (yet)
-                same = False
-        if same:
-            raise UsageError(f"{out}: is also an input of this run ({source}); write the output to another file")

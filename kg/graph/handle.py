@@ -17,6 +17,9 @@ it is missing), else one streaming pass over the file.
 A shard folder (kg.graph.shards, written by `kg build --engine dask`) is a graph to every reader, behind the same
 handle: it parses as its listed shards in manifest order (N-Triples), its stamp is its manifest's, and its query
 index and store sit beside the folder. kg writes one only through the cluster build: `write` and `append` refuse it.
+
+`refuse_overwrite` is the one check of a run's outputs against its inputs, here because it must know what belongs to
+a graph: a shard folder's files, its query index and its store (`store_dir`) beside it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,45 @@ from kg.graph.vocabulary import Namespaces
 
 APPENDABLE = ("ttl", "nt")  # the formats triples are appended to (others are written whole)
 Derive = Callable[[Path], Any]  # makes one file derived from the graph at a path (its page, its store), from the version written
+STORE_SUFFIX = ".oxigraph"  # the folder of a graph's SPARQL store (kg.sparql.store), beside it
+
+
+def store_dir(graph: str | Path) -> Path:
+    """Where the persisted SPARQL store of a graph lives (kg.sparql.store): `x.ttl` -> `x.oxigraph/`, a shard folder `x`: `x.oxigraph/`."""
+    return stamp.beside(graph, STORE_SUFFIX)
+
+
+def refuse_overwrite(output: str | Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse to write `output` over one of `inputs` or over what belongs to one: the same path once resolved, or the same
+    file through a link; inside a shard folder (its shards, manifest and sidecars: only the cluster build writes there);
+    the query index or inside the SPARQL store of an input. The output would replace the input (or what kg reads in
+    its place) before anyone sees that the run read it. The one check of outputs against inputs of every command."""
+    out = Path(output)
+    for given in inputs:
+        source = Path(given)
+        found = next((what for what, path in ((str(source), source), (f"the query index of {source}", index_file.index_path(source)))
+                      if _same(out, path)), None)
+        if found is None and shards.is_sharded(source) and _within(out, source):
+            found = f"in the shard folder {source}"
+        if found is None and _within(out, store_dir(source)):
+            found = f"in the SPARQL store of {source}"
+        if found is not None:
+            raise UsageError(f"{out}: is also an input of this run ({found}); write the output to another file")
+
+
+def _same(one: Path, other: Path) -> bool:
+    """The same path once resolved, or the same file through a link."""
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies inside it, once both are resolved."""
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 @dataclass(frozen=True)

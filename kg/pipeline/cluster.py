@@ -376,7 +376,7 @@ def _described(folder: Path, manifest: shards.Manifest) -> set[str]:
     out: set[str] = set()
     for shard in manifest.shards:
         if shard.file.endswith("-described.nt"):
-            with (folder / shard.file).open("rb") as stream:
+            with shards.path_of(folder, shard.file).open("rb") as stream:
                 out.update(t.subject.value for t in ox.parse(stream, format=ox.RdfFormat.N_TRIPLES))
     return out
 
@@ -389,6 +389,8 @@ def _existing(folder: Path, manifest: shards.Manifest) -> tuple[dict[str, str], 
         if not shard.papers:
             continue
         path = _ids_path(folder / shard.file)
+        if path.is_file():
+            shards.path_of(folder, path.name)  # a sidecar that links out of the folder is refused, as a shard is
         try:
             for line in path.read_text(encoding="utf-8").splitlines():
                 pid, segment, hashed = line.split("\t")

@@ -29,9 +29,8 @@ from kg import extract
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph.atomic import refuse_overwrite
 from kg.graph.facts import digest
-from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing
+from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing, refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
 from kg.pipeline import parallel, triples
 

@@ -9,7 +9,8 @@ from typing import IO, Any, Callable, Iterable, Iterator
 from kg.core import progress
 from kg.core.errors import UsageError
 from kg.graph import files
-from kg.graph.atomic import atomic_write, refuse_overwrite
+from kg.graph.atomic import atomic_write
+from kg.graph.handle import refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, RDF, XSD, Namespaces
 from kg.pipeline import triples
 
