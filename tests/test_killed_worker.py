@@ -11,6 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+import kg
+
 from .conftest import FIXTURES, ROOT
 
 PAPERS = 4000  # sixteen chunks of kg.pipeline.parallel.CHUNK: seconds of extraction for two workers
@@ -47,11 +51,19 @@ def _command_line(pid: int) -> bytes:
         return b""
 
 
-def test_a_killed_extraction_worker_ends_the_build_with_one_line_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["build", "update"])
+def test_a_killed_extraction_worker_ends_the_build_with_one_line_and_writes_nothing(tmp_path: Path, command: str) -> None:
+    """A build (whose workers stream to the writer) and an update (which waits for all of them) alike."""
     papers, out = _papers(tmp_path / "papers.jsonl"), tmp_path / "out.ttl"
-    out.write_bytes(b"# the previous graph\n")
+    if command == "build":
+        out.write_bytes(b"# the previous graph\n")
+        args = [str(papers), "-o", str(out)]
+    else:
+        kg.write(kg.build([FIXTURES / "tiny.jsonl"]), out)
+        args = ["--update", str(out), str(papers)]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KG_PROGRESS_DELAY": "0"}
-    build = subprocess.Popen([sys.executable, "-m", "kg", "build", "--no-render", "--no-store", "--jobs", "2", str(papers), "-o", str(out)],
+    build = subprocess.Popen([sys.executable, "-m", "kg", "build", "--no-render", "--no-store", "--jobs", "2", *args],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         workers: list[int] = []
@@ -76,6 +88,5 @@ def test_a_killed_extraction_worker_ends_the_build_with_one_line_and_writes_noth
     assert build.returncode == 1, (build.returncode, stdout, stderr)
     assert len(message) == 1 and message[0].startswith("Error: an extraction worker process was killed"), message
     assert "Traceback" not in stderr.decode()
-    assert out.read_bytes() == b"# the previous graph\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.ttl", "papers.jsonl"]  # no temporary file, no index left
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # the graph as it was; no temporary file, no index
     assert not [p for p in _children(build.pid)]
