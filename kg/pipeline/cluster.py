@@ -218,10 +218,8 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: 
 
 def build(inputs: Sequence[str | Path] | None, output: str | Path, **options: Any) -> Sharded:
     """Build (or, with `update=True`, add the new papers of `inputs` to) the sharded graph in folder `output`
-    (options: those of `_build`) as one transaction on the folder (kg.graph.handle.GraphFile.transaction), as a
-    local build or update is on its graph: its lock held for the whole run (two updates of one folder at once each
-    read the manifest before the other wrote it, and one's shards were left on disk, listed nowhere), and the new
-    manifest written only over the one an update read."""
+    (options: those of `_build`), one transaction on the folder (kg.graph.handle) as a local build is on its graph:
+    the lock held for the whole run, the new manifest written only over the one an update read."""
     folder = GraphFile(Path(output).absolute())
     with folder.transaction(folder if options.get("update") and folder.exists else None) as writing:
         return _build(inputs, output, writing=writing, **options)
