@@ -60,3 +60,53 @@ def test_cells_a_spreadsheet_would_evaluate_are_written_as_text(tmp_path: Path) 
     assert concepts["https://e.org/concept/2"]["label"] == "'\tTab"
     assert concepts["https://e.org/concept/3"]["label"] == "'\r=1+1"
     assert concepts["https://e.org/concept/1"]["papers"] == "1"
+
+
+# IRIs whose scheme is one of kg's prefix names: written as they are, a JSON-LD reader expands them as compact names.
+LOOKALIKES = """\
+<paper:evil> <ann:thing> "1"^^<xsd:foo> .
+<paper:evil> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <kg:Thing> .
+<https://e.org/a> <dcterms:title> <kgc:x> .
+<https://e.org/a> <https://e.org/p> "plain" .
+<https://e.org/a> <https://e.org/q> <https://w3id.org/kg/paper/real> .
+<https://w3id.org/kg/paper/real> <https://e.org/p> <rdf:type> .
+<https://w3id.org/kg/paper/real> <skos:broader> "x"@en .
+<https://w3id.org/kg/paper/clean> <http://purl.org/dc/terms/title> "ok" .
+"""
+
+
+def test_jsonld_export_keeps_iris_that_look_like_compact_names(tmp_path: Path) -> None:
+    import rdflib
+    from rdflib.compare import isomorphic
+
+    import kg
+
+    graph = tmp_path / "lookalikes.nt"
+    graph.write_text(LOOKALIKES, encoding="utf-8")
+    out = kg.export(graph, tmp_path / "out.jsonld")
+    want = rdflib.Graph().parse(graph, format="nt")
+    back = rdflib.Graph().parse(out, format="json-ld")
+    assert isomorphic(back, want), sorted(back ^ want)
+    # pyoxigraph's reader agrees, and kg's own IRIs are still written as compact names.
+    import pyoxigraph as ox
+
+    assert set(ox.parse(out.read_bytes(), format=ox.RdfFormat.JSON_LD)) == set(ox.parse(graph.read_bytes(), format=ox.RdfFormat.N_TRIPLES))
+    assert '{"@id": "paper:clean", "dcterms:title": ["ok"]}' in out.read_text(encoding="utf-8")
+
+
+def test_a_jsonld_graph_built_with_such_a_scheme_reads_back_as_built(tmp_path: Path) -> None:
+    import rdflib
+    from rdflib.compare import isomorphic
+
+    from .conftest import FIXTURES
+
+    scheme = tmp_path / "scheme.ttl"
+    scheme.write_text((FIXTURES / "tiny-scheme.ttl").read_text(encoding="utf-8").replace(
+        "@prefix ex: <https://example.org/concept/> .", "@prefix ex: <kgc:> ."), encoding="utf-8")
+    args = [str(FIXTURES / "tiny.jsonl"), "--scheme", str(scheme), "--no-default-scheme", "--no-render", "--no-store"]
+    for name in ("g.jsonld", "g.nt"):
+        result = CliRunner().invoke(cli, ["build", *args, "-o", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    built = rdflib.Graph().parse(tmp_path / "g.nt", format="nt")
+    assert rdflib.URIRef("kgc:rl") in set(built.subjects())
+    assert isomorphic(rdflib.Graph().parse(tmp_path / "g.jsonld", format="json-ld"), built)
