@@ -110,3 +110,72 @@ def test_a_jsonld_graph_built_with_such_a_scheme_reads_back_as_built(tmp_path: P
     built = rdflib.Graph().parse(tmp_path / "g.nt", format="nt")
     assert rdflib.URIRef("kgc:rl") in set(built.subjects())
     assert isomorphic(rdflib.Graph().parse(tmp_path / "g.jsonld", format="json-ld"), built)
+
+
+def _one_line_error(result, *parts: str) -> None:
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    for part in parts:
+        assert part in lines[0], lines[0]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("flag", ["gold", "--keywords", "--expert"])
+def test_deep_json_in_an_eval_file_is_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
+    monkeypatch.delenv("KG_DEBUG", raising=False)
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("\n" + DEEP + "\n", encoding="utf-8")
+    graph = tmp_path / "g.nt"
+    graph.write_text("", encoding="utf-8")
+    args = [str(deep), str(graph)] if flag == "gold" else [flag, str(deep), str(graph)]
+    _one_line_error(CliRunner().invoke(cli, ["eval", *args]), "deep.jsonl:2", "nested too deeply")
+
+
+BUILD = ["--scheme", "SCHEME", "--no-default-scheme", "--no-render", "--no-store"]
+
+
+def _build_with_model(tmp_path: Path, model: str) -> object:
+    from .conftest import FIXTURES
+
+    path = tmp_path / "model.json"
+    path.write_text(model, encoding="utf-8")
+    args = [a.replace("SCHEME", str(FIXTURES / "tiny-scheme.ttl")) for a in BUILD]
+    return CliRunner().invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), *args, "--model", str(path), "-o", str(tmp_path / "g.ttl")])
+
+
+def test_deep_json_in_a_model_file_is_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KG_DEBUG", raising=False)
+    _one_line_error(_build_with_model(tmp_path, DEEP), "model.json", "nested too deeply")
+    _one_line_error(_build_with_model(tmp_path, '{"format": "kg-logistic-1", "intercept": ' + "9" * 5000 + "}"), "model.json")
+    assert not (tmp_path / "g.ttl").exists()
+
+
+def _model(**change: object) -> str:
+    import json
+
+    from kg.extract import scorer
+
+    body = json.loads(scorer.default_model_path().read_text(encoding="utf-8"))
+    for key, value in change.items():
+        if isinstance(body[key], list):
+            body[key] = [value, *body[key][1:]]
+        else:
+            body[key] = value
+    return json.dumps(body).replace('"NaN!"', "NaN").replace('"Inf!"', "Infinity").replace('"-Inf!"', "-Infinity")
+
+
+@pytest.mark.parametrize("field, value", [("mean", "NaN!"), ("scale", "Inf!"), ("coef", "-Inf!"), ("intercept", "NaN!"),
+                                          ("threshold", "Inf!"), ("threshold", "NaN!")])
+def test_a_model_with_a_number_that_is_not_finite_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: str) -> None:
+    monkeypatch.delenv("KG_DEBUG", raising=False)
+    result = _build_with_model(tmp_path, _model(**{field: value}))
+    _one_line_error(result, "model.json", field, "finite")
+    assert not (tmp_path / "g.ttl").exists()
+
+
+def test_a_model_threshold_outside_0_to_1_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KG_DEBUG", raising=False)
+    _one_line_error(_build_with_model(tmp_path, _model(threshold=1.5)), "model.json", "'threshold' is 1.5")
