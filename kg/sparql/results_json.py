@@ -103,7 +103,7 @@ def _term(value: Any, seen: dict[tuple, Term]) -> Term:
     kind, text, datatype, lang = value.get("type"), value.get("value"), value.get("datatype"), value.get("xml:lang")
     try:
         if type(text) is not str or any(x is not None and type(x) is not str for x in (kind, datatype, lang)):
-            raise ValueError("its 'value', 'type', 'datatype' and 'xml:lang' must be strings, 'value' given")
+            raise ValueError("it needs a 'value', and its 'value', 'type', 'datatype' and 'xml:lang' must be strings")
         if kind == "uri":
             term = Term("uri", ox.NamedNode(text).value)
         elif kind == "bnode":
