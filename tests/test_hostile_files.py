@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
-from click.testing import CliRunner
+import rdflib
+from click.testing import CliRunner, Result
+from rdflib.compare import isomorphic
 
+import kg
 from kg.cli import cli
+from kg.extract import scorer
+
+from .conftest import FIXTURES
 
 # A graph as kg writes one, its strings chosen by an attacker: each would be a formula in a spreadsheet.
 HOSTILE_TTL = """\
@@ -76,11 +84,6 @@ LOOKALIKES = """\
 
 
 def test_jsonld_export_keeps_iris_that_look_like_compact_names(tmp_path: Path) -> None:
-    import rdflib
-    from rdflib.compare import isomorphic
-
-    import kg
-
     graph = tmp_path / "lookalikes.nt"
     graph.write_text(LOOKALIKES, encoding="utf-8")
     out = kg.export(graph, tmp_path / "out.jsonld")
@@ -88,18 +91,11 @@ def test_jsonld_export_keeps_iris_that_look_like_compact_names(tmp_path: Path) -
     back = rdflib.Graph().parse(out, format="json-ld")
     assert isomorphic(back, want), sorted(back ^ want)
     # pyoxigraph's reader agrees, and kg's own IRIs are still written as compact names.
-    import pyoxigraph as ox
-
     assert set(ox.parse(out.read_bytes(), format=ox.RdfFormat.JSON_LD)) == set(ox.parse(graph.read_bytes(), format=ox.RdfFormat.N_TRIPLES))
     assert '{"@id": "paper:clean", "dcterms:title": ["ok"]}' in out.read_text(encoding="utf-8")
 
 
 def test_a_jsonld_graph_built_with_such_a_scheme_reads_back_as_built(tmp_path: Path) -> None:
-    import rdflib
-    from rdflib.compare import isomorphic
-
-    from .conftest import FIXTURES
-
     scheme = tmp_path / "scheme.ttl"
     scheme.write_text((FIXTURES / "tiny-scheme.ttl").read_text(encoding="utf-8").replace(
         "@prefix ex: <https://example.org/concept/> .", "@prefix ex: <kgc:> ."), encoding="utf-8")
@@ -134,16 +130,11 @@ def test_deep_json_in_an_eval_file_is_one_line_naming_it(tmp_path: Path, monkeyp
     _one_line_error(CliRunner().invoke(cli, ["eval", *args]), "deep.jsonl:2", "nested too deeply")
 
 
-BUILD = ["--scheme", "SCHEME", "--no-default-scheme", "--no-render", "--no-store"]
-
-
-def _build_with_model(tmp_path: Path, model: str) -> object:
-    from .conftest import FIXTURES
-
+def _build_with_model(tmp_path: Path, model: str) -> Result:
     path = tmp_path / "model.json"
     path.write_text(model, encoding="utf-8")
-    args = [a.replace("SCHEME", str(FIXTURES / "tiny-scheme.ttl")) for a in BUILD]
-    return CliRunner().invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), *args, "--model", str(path), "-o", str(tmp_path / "g.ttl")])
+    return CliRunner().invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "--scheme", str(FIXTURES / "tiny-scheme.ttl"), "--no-default-scheme",
+                                    "--no-render", "--no-store", "--model", str(path), "-o", str(tmp_path / "g.ttl")])
 
 
 def test_deep_json_in_a_model_file_is_one_line_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,29 +144,25 @@ def test_deep_json_in_a_model_file_is_one_line_naming_it(tmp_path: Path, monkeyp
     assert not (tmp_path / "g.ttl").exists()
 
 
-def _model(**change: object) -> str:
-    import json
-
-    from kg.extract import scorer
-
+def _model(field: str, value: float) -> str:
+    """The shipped model with `value` in `field` (the first number of a list), written as Python's json writes NaN and Infinity."""
     body = json.loads(scorer.default_model_path().read_text(encoding="utf-8"))
-    for key, value in change.items():
-        if isinstance(body[key], list):
-            body[key] = [value, *body[key][1:]]
-        else:
-            body[key] = value
-    return json.dumps(body).replace('"NaN!"', "NaN").replace('"Inf!"', "Infinity").replace('"-Inf!"', "-Infinity")
+    body[field] = [value, *body[field][1:]] if isinstance(body[field], list) else value
+    return json.dumps(body)
 
 
-@pytest.mark.parametrize("field, value", [("mean", "NaN!"), ("scale", "Inf!"), ("coef", "-Inf!"), ("intercept", "NaN!"),
-                                          ("threshold", "Inf!"), ("threshold", "NaN!")])
-def test_a_model_with_a_number_that_is_not_finite_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: str) -> None:
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("field, value", [("mean", NAN), ("scale", INF), ("coef", -INF), ("intercept", NAN), ("threshold", INF),
+                                          ("threshold", NAN)])
+def test_a_model_with_a_number_that_is_not_finite_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: float) -> None:
     monkeypatch.delenv("KG_DEBUG", raising=False)
-    result = _build_with_model(tmp_path, _model(**{field: value}))
+    result = _build_with_model(tmp_path, _model(field, value))
     _one_line_error(result, "model.json", field, "finite")
     assert not (tmp_path / "g.ttl").exists()
 
 
 def test_a_model_threshold_outside_0_to_1_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KG_DEBUG", raising=False)
-    _one_line_error(_build_with_model(tmp_path, _model(threshold=1.5)), "model.json", "'threshold' is 1.5")
+    _one_line_error(_build_with_model(tmp_path, _model("threshold", 1.5)), "model.json", "'threshold' is 1.5")
