@@ -224,11 +224,13 @@ class App:
         return Reply(200, "application/json", json.dumps(items, indent=1).encode())
 
     def rendered(self) -> Reply:
-        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph."""
-        page = self.graph.with_suffix(".html")
-        if not page.is_file():
-            return text_reply(404, f"{page} does not exist; run 'kg render {self.graph}' first")
-        return Reply(200, "text/html; charset=utf-8", page.read_bytes())
+        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph, pinned with the version the
+        answers come from (kg.endpoint.snapshot)."""
+        try:
+            return Reply(200, "text/html; charset=utf-8", self.snapshot.page.read_bytes())
+        except (FileNotFoundError, IsADirectoryError):
+            page = self.graph.with_suffix(".html")
+            return text_reply(404, f"{page} does not exist for the version of the graph served; run 'kg render {self.graph}' and start kg serve again")
 
     def home(self) -> str:
         """The HTML page at /: a query box, the named queries, and a link to the rendered graph."""

@@ -5,7 +5,7 @@
 opened them by path answered named queries from the new graph and ad-hoc SPARQL from the old one
 (issue M8). A snapshot pins one version of all three when the server starts:
 
-* the graph file and its fresh query index are hard-linked into a folder beside the graph
+* the graph file, its fresh query index and its HTML view (`kg render`, served at /graph) are hard-linked into a folder beside the graph
   (`.x.kg-serve-…/`). kg replaces both by renaming a new file over the old one, never by writing
   into it, so a link keeps the version it was made for, for workers started later too (a worker
   killed after a runaway query is replaced by one that opens the same version);
@@ -22,6 +22,7 @@ its path, as before.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -53,6 +54,11 @@ class Snapshot:
     index: Path | None
     store: Path | None = None  # the store version folder (None: none could be made; workers load the graph in memory)
     folder: Path | None = None  # the folder of the links, removed by `release`
+
+    @property
+    def page(self) -> Path:
+        """The HTML view of the graph (`kg render`) pinned with it: a link beside the pinned graph, or the page by its path."""
+        return self.graph.with_suffix(".html")
 
 
 _LOCKS: dict[Path, IO[bytes]] = {}  # folder of links -> its held.lock, open and locked while this process holds it
@@ -86,6 +92,8 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     pinned = folder / graph.name
     try:
         _link(graph, pinned)
+        with contextlib.suppress(FileNotFoundError):  # no page: /graph says how to draw one
+            os.link(graph.with_suffix(".html"), pinned.with_suffix(".html"))
         index = GraphFile(graph).index()
         if index is not None:
             os.link(index, index_file.index_path(pinned))
