@@ -110,3 +110,23 @@ def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_p
         release(running)
         release(third)
     assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name]
+
+
+def test_the_rendered_graph_comes_from_the_version_the_answers_come_from(tmp_path: Path) -> None:
+    """#37: `kg serve` pinned the graph, its index and its store but served /graph from the path beside the
+    graph, so after `kg build --update` (which draws the page again) the page showed papers no answer had."""
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    kg.render(graph, graph.with_suffix(".html"))
+    app = make_app(graph, workers=1, timeout=3.0, memory=False)
+    try:
+        status, _, page = call(app, path="/graph")
+        assert status == 200 and page == graph.with_suffix(".html").read_bytes()
+        before = _answers(app)
+        assert kg.update(graph, [_more_papers(tmp_path, 3)], **SCHEME).added == 15
+        kg.render(graph, graph.with_suffix(".html"))
+        assert graph.with_suffix(".html").read_bytes() != page  # the page beside the graph is the new version's
+        status, _, served = call(app, path="/graph")
+        assert status == 200 and served == page, "/graph from another version of the graph than the answers"
+        assert _answers(app) == before
+    finally:
+        app.close()

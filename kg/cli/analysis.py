@@ -105,7 +105,7 @@ def train(keywords: Path | None, expert: Path | None, papers: Path | None, outpu
         raise UsageError("give --expert EXPERT.jsonl --papers PAPERS.jsonl, or --keywords KEYWORDS.jsonl, one of them")
     if (expert is None) != (papers is None):
         raise UsageError("--expert and --papers go together: kg train --expert EXPERT.jsonl --papers PAPERS.jsonl -o MODEL.json")
-    from kg.graph.atomic import refuse_overwrite
+    from kg.graph.handle import refuse_overwrite
 
     refuse_overwrite(output, [p for p in (keywords, expert, papers) if p is not None])
     if expert is not None and papers is not None:

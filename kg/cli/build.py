@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kg.cli.common import clean_errors, params_of, refuse_overwrite, step, with_progress
 from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
+
+if TYPE_CHECKING:
+    from kg.graph.handle import Derive
 
 
 @click.command(epilog="""\b
@@ -65,7 +68,6 @@ def build(
     from kg.graph.handle import GraphFile
     from kg.pipeline.build import build as build_graph
     from kg.pipeline.build import write
-    from kg.views.render import render as render_graph
 
     if progress is not None:
         progress_.enable(progress)
@@ -89,9 +91,15 @@ def build(
         _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
     options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
+    # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
+    derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
+    if render_html:
+        derived.append(_page)
+    if with_store:
+        derived.append(_store)
     if update_graph is not None:
-        written = _update(update_graph, inputs, output, render_html, options, read)
-        if with_store:
+        written = _update(update_graph, inputs, output, render_html, options, read, derived)
+        if written is not None and with_store:  # up to date: its store is loaded if it is missing
             _store(written)
         return
     if output is None:
@@ -101,19 +109,20 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
-    write(built, output)
-    click.echo(f"wrote {output}")
-    if render_html:
-        page = render_graph(output, output.with_suffix(".html"))
-        click.echo(f"wrote {page}")
+    write(built, output, derived=derived)
     s = built.summary()
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
-    if with_store:
-        _store(output)
     for note in built.notes:  # advice, after the work is done: fields not read, papers without a venue or year
         click.echo(f"note: {note}", err=True)
+
+
+def _page(graph: Path) -> None:
+    """The HTML view beside the graph, drawn from the version just written."""
+    from kg.views.render import render as render_graph
+
+    click.echo(f"wrote {render_graph(graph, graph.with_suffix('.html'))}")
 
 
 def _store(graph: Path) -> None:
@@ -237,17 +246,18 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path]) -> Path:
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path],
+            derived: list[Derive]) -> Path | None:
     """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
-    `refuse_overwrite` guards; `read`: the inputs, schemes and model); the graph file it leaves."""
+    `refuse_overwrite` guards; `read`: the inputs, schemes and model; `derived`: what makes the files derived from the
+    graph written); the graph file it leaves as it was, if it wrote none."""
     from kg.core.errors import UsageError
     from kg.pipeline.update import update as update_graph
-    from kg.views.render import render as render_graph
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
     refuse_overwrite(output or graph, read, (output or graph).with_suffix(".html") if render_html else None)
-    result = update_graph(graph, inputs, output=output, **options)
+    result = update_graph(graph, inputs, output=output, derived=derived, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
@@ -256,14 +266,10 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
         return result.path
-    click.echo(f"wrote {result.path}")
-    if render_html:
-        page = render_graph(result.path, result.path.with_suffix(".html"))
-        click.echo(f"wrote {page}")
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)
-    return result.path
+    return None

@@ -98,8 +98,8 @@ def params_of(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> None:
-    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.graph.atomic.refuse_overwrite)."""
-    from kg.graph.atomic import refuse_overwrite as refuse
+    """Refuse an output (or the HTML page written beside it) that is one of the inputs (kg.graph.handle.refuse_overwrite)."""
+    from kg.graph.handle import refuse_overwrite as refuse
 
     refuse(output, inputs)
     if page is not None:

@@ -26,5 +26,6 @@ SERVE_GROUP_V4 = 16  # waiting clients of a /16 (IPv4) or /48 (IPv6) that used w
 SERVE_GROUP_V6 = 48
 SERVE_BUFFERED = 256 << 20  # bytes of answers `kg serve` holds at most, in all, for clients still reading them
 SERVE_BUFFERED_PER_CLIENT = 64 << 20  # of which one client (prefix) may hold at most this many
+LOCK_WAIT = 600.0  # seconds a command waits for another kg writing the same graph, then says so and stops
 PUSH_BATCH = 20_000  # triples per INSERT DATA request of `kg push`: about 2-3 MB of N-Triples
 VERSION = "0.1.0"  # the package version (kg.__version__)

@@ -25,3 +25,7 @@ class UsageError(KgError):
 
 class OutputError(KgError):
     """An output file cannot be written (no space, no permission, a directory in the way)."""
+
+
+class WorkerError(KgError):
+    """A worker process ended without an answer: killed (the out-of-memory killer, a signal), not failed on an input."""

@@ -12,8 +12,9 @@ import html
 import json
 import sys
 import urllib.parse
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from kg.core import progress
 from kg.core.defaults import (
@@ -49,7 +50,7 @@ class App:
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
                  max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
         from kg.endpoint.admission import Admission, Buffers
-        from kg.endpoint.snapshot import take
+        from kg.endpoint.snapshot import release, take
         from kg.endpoint.workers import Pool
 
         self.graph = GraphFile.existing(graph).path
@@ -61,15 +62,21 @@ class App:
         except InputError as exc:  # e.g. a graph that does not parse
             raise InputError(f"{self.graph}: cannot serve it ({exc})") from None
         self.timeout, self.max_rows, self.max_request_bytes = timeout, max_rows, max_request_bytes
-        self.memory_mb = memory_mb = memory_mb if memory_mb is not None else worker_memory_mb(self.graph)
-        self.hosts = guard.host_names(hosts)
-        # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
-        wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
-        self.pool = Pool(confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), answer, size=workers, spare=True)
-        self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
-        self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
-        progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
-        problem = self.pool.started()
+        try:
+            self.memory_mb = memory_mb = memory_mb if memory_mb is not None else worker_memory_mb(self.graph)
+            self.hosts = guard.host_names(hosts)
+            # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
+            wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
+            self.pool = Pool(confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), answer, size=workers, spare=True)
+            self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+            self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
+            progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
+            problem = self.pool.started()
+        except BaseException:  # a bad option, Ctrl-C or SIGTERM while the workers start: the pinned version goes too
+            if hasattr(self, "pool"):
+                self.pool.close()
+            release(self.snapshot)
+            raise
         if problem is not None:
             self.close()
             raise InputError(f"{self.graph}: cannot serve it ({problem})")
@@ -217,11 +224,13 @@ class App:
         return Reply(200, "application/json", json.dumps(items, indent=1).encode())
 
     def rendered(self) -> Reply:
-        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph."""
-        page = self.graph.with_suffix(".html")
-        if not page.is_file():
-            return text_reply(404, f"{page} does not exist; run 'kg render {self.graph}' first")
-        return Reply(200, "text/html; charset=utf-8", page.read_bytes())
+        """GET /graph: the HTML view `kg build` / `kg render` wrote beside the graph, pinned with the version the
+        answers come from (kg.endpoint.snapshot)."""
+        try:
+            return Reply(200, "text/html; charset=utf-8", self.snapshot.page.read_bytes())
+        except (FileNotFoundError, IsADirectoryError):
+            page = self.graph.with_suffix(".html")
+            return text_reply(404, f"{page} does not exist for the version of the graph served; run 'kg render {self.graph}' and start kg serve again")
 
     def home(self) -> str:
         """The HTML page at /: a query box, the named queries, and a link to the rendered graph."""
@@ -283,8 +292,36 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
 
 
 def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
-    """Serve a graph at http://HOST:PORT/sparql until interrupted (prints the address to stderr)."""
+    """Serve a graph at http://HOST:PORT/sparql until interrupted by Ctrl-C or SIGTERM (prints the address to stderr)."""
     GraphFile.existing(graph)  # the one error for a missing graph, before anything starts
+    with _sigterm_ends_it():
+        _serve(graph, host, port, **options)
+
+
+@contextmanager
+def _sigterm_ends_it() -> Iterator[None]:
+    """SIGTERM (a service manager stopping the server, `kill PID`) is Ctrl-C to the server: a KeyboardInterrupt in the main
+    thread, so its workers are stopped and its pinned version released (kg.endpoint.snapshot's folder of links removed).
+    Python's default for SIGTERM ended the process at once and left the folder behind. A second SIGTERM does not cut the
+    cleanup short. Not in the main thread (a host embedding the app): as it was."""
+    import signal
+    import threading
+
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _serve(graph: str | Path, host: str, port: int, **options: Any) -> None:
     from kg.endpoint.sandbox import give_back_large_blocks
 
     give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.endpoint.admission.Buffers)

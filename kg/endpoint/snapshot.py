@@ -5,7 +5,7 @@
 opened them by path answered named queries from the new graph and ad-hoc SPARQL from the old one
 (issue M8). A snapshot pins one version of all three when the server starts:
 
-* the graph file and its fresh query index are hard-linked into a folder beside the graph
+* the graph file, its fresh query index and its HTML view (`kg render`, served at /graph) are hard-linked into a folder beside the graph
   (`.x.kg-serve-…/`). kg replaces both by renaming a new file over the old one, never by writing
   into it, so a link keeps the version it was made for, for workers started later too (a worker
   killed after a runaway query is replaced by one that opens the same version);
@@ -22,6 +22,7 @@ its path, as before.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -54,6 +55,11 @@ class Snapshot:
     store: Path | None = None  # the store version folder (None: none could be made; workers load the graph in memory)
     folder: Path | None = None  # the folder of the links, removed by `release`
 
+    @property
+    def page(self) -> Path:
+        """The HTML view of the graph (`kg render`) pinned with it: a link beside the pinned graph, or the page by its path."""
+        return self.graph.with_suffix(".html")
+
 
 _LOCKS: dict[Path, IO[bytes]] = {}  # folder of links -> its held.lock, open and locked while this process holds it
 
@@ -62,6 +68,7 @@ def take(graph: str | Path) -> Snapshot:
     """Pin the graph as it is now with its query index and its store version (each made if missing: once per
     version of the graph, not at every start of a server)."""
     graph = Path(graph)
+    GraphFile(graph).sources()  # a shard folder whose manifest lists what no reader may read is refused, naming its manifest
     _remove_abandoned(graph)
     for _ in range(3):  # the graph replaced between two steps: pin again
         folder = _folder(graph)
@@ -85,6 +92,8 @@ def _pin(graph: Path, folder: Path) -> Snapshot | None:
     pinned = folder / graph.name
     try:
         _link(graph, pinned)
+        with contextlib.suppress(FileNotFoundError):  # no page: /graph says how to draw one
+            os.link(graph.with_suffix(".html"), pinned.with_suffix(".html"))
         index = GraphFile(graph).index()
         if index is not None:
             os.link(index, index_file.index_path(pinned))
@@ -105,8 +114,8 @@ def _link(graph: Path, pinned: Path) -> None:
         return
     pinned.mkdir()
     os.link(graph / shards.MANIFEST, pinned / shards.MANIFEST)
-    for entry in shards.read(pinned).shards:
-        os.link(graph / entry.file, pinned / entry.file)
+    for entry in shards.read(pinned).shards:  # each a plain name, a file of the graph's folder itself (kg.graph.shards.path_of)
+        os.link(shards.path_of(graph, entry.file, graph / shards.MANIFEST), pinned / entry.file)
         if (pinned / entry.file).stat().st_size != entry.bytes:  # the shard was written again since that manifest
             raise OSError(f"{graph / entry.file}: not the shard its manifest lists")
 

@@ -149,6 +149,10 @@ def json_lines(path: str | Path, kind: str) -> Iterator[tuple[int, Any]]:
                 yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+            except RecursionError:
+                raise InputError(f"{path}:{number}: malformed JSON (nested too deeply)") from None
+            except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
+                raise InputError(f"{path}:{number}: unreadable JSON ({exc})") from None
 
 
 def read_keywords(path: str | Path) -> list[KeywordPaper]:

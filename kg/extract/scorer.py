@@ -9,6 +9,7 @@ gives is a calibrated probability, which is what `--threshold` compares against.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,6 +74,10 @@ def load(path: Path | None = None) -> Scorer:
         raise SchemeError(f"{path}: no such scorer model; train one with `kg train --keywords FILE -o {path.name}`") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SchemeError(f"{path}: not a kg scorer model ({exc.__class__.__name__})") from None
+    except RecursionError:
+        raise SchemeError(f"{path}: not a kg scorer model (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
+        raise SchemeError(f"{path}: not a kg scorer model (unreadable JSON: {exc})") from None
     if not isinstance(body, dict) or body.get("format") != MODEL_FORMAT:
         raise SchemeError(f"{path}: not a kg scorer model (format must be {MODEL_FORMAT!r})")
     names = tuple(body.get("features", ()))
@@ -84,6 +89,14 @@ def load(path: Path | None = None) -> Scorer:
         intercept, threshold = float(body["intercept"]), float(body["threshold"])
     except (KeyError, TypeError, ValueError) as exc:
         raise SchemeError(f"{path}: damaged scorer model ({exc.__class__.__name__}: {exc})") from None
+    # NaN or an infinity (Python's json reads NaN, Infinity) would pass every check below and change the links.
+    for name, numbers in (*zip(("mean", "scale", "coef"), vectors), ("intercept", (intercept,)), ("threshold", (threshold,))):
+        if not all(math.isfinite(v) for v in numbers):
+            raise SchemeError(f"{path}: damaged scorer model ({name!r} holds a number that is not finite: NaN or an infinity); "
+                              "retrain it with `kg train`")
+    if not 0 <= threshold <= 1:
+        raise SchemeError(f"{path}: damaged scorer model ('threshold' is {threshold:g}, a probability must be between 0 and 1); "
+                          "retrain it with `kg train`")
     if any(len(v) != len(names) for v in vectors) or any(s == 0 for s in vectors[1]):
         raise SchemeError(f"{path}: damaged scorer model (vector lengths or a zero scale)")
     return Scorer(names, vectors[0], vectors[1], vectors[2], intercept, threshold, str(body.get("trained_on", "")))

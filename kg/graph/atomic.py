@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+import time
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Iterator
 
-from kg.core.errors import OutputError, UsageError
+from kg.core.defaults import LOCK_WAIT
+from kg.core.errors import OutputError
+
+POLL = 0.05  # seconds between two tries of a lock another process holds
 
 
 @contextmanager
@@ -46,14 +51,15 @@ def atomic_write(path: str | Path, mode: str = "wb") -> Iterator[IO]:
 
 
 @contextmanager
-def locked(path: str | Path) -> Iterator[None]:
-    """Hold the lock for writing `path`: an exclusive flock on `.NAME.lock` beside it, waited for.
+def locked(path: str | Path, wait: float | None = None) -> Iterator[None]:
+    """Hold the lock for writing `path`: an exclusive flock on `.NAME.lock` beside it, waited for at most `wait`
+    seconds (kg.core.defaults.LOCK_WAIT), then an OutputError that says which process holds it.
 
-    Two kg processes updating or building the same graph take turns instead of both reading the old
-    file and the last rename winning (one run's papers lost, the next update duplicating them). The
-    holder removes the lock file when done; a waiter that then finds its file gone or replaced
-    locks again, so no two holders ever hold different files. Where flock is missing (not POSIX)
-    the lock is a no-op.
+    Two kg processes writing the same graph take turns instead of both reading the old file and the last
+    rename winning (one run's papers lost, the next update duplicating them). The holder writes its process
+    id into the lock file and removes the file when done; a waiter that then finds its file gone or replaced
+    locks again, so no two holders ever hold different files. A waiter says once on stderr whom it waits
+    for. Where flock is missing (not POSIX) the lock is a no-op.
     """
     try:
         import fcntl
@@ -62,6 +68,8 @@ def locked(path: str | Path) -> Iterator[None]:
         return
     target = Path(path)
     lock = target.with_name(f".{target.name}.lock")
+    limit = LOCK_WAIT if wait is None else wait
+    deadline: float | None = None
     while True:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +77,19 @@ def locked(path: str | Path) -> Iterator[None]:
         except OSError as exc:
             raise OutputError(f"{target}: cannot write ({exc.strerror or exc})") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    now = time.monotonic()
+                    if deadline is None:
+                        deadline = now + limit
+                        _held(target, _holder(fd))
+                    if now >= deadline:
+                        raise OutputError(f"{target}: {_holder(fd)} has been writing it for more than {limit:g} s "
+                                          f"(lock {lock.name}); run this again when it is done") from None
+                    time.sleep(POLL)
             same = os.stat(lock).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
@@ -80,6 +100,9 @@ def locked(path: str | Path) -> Iterator[None]:
             break
         os.close(fd)  # the previous holder removed that file: lock the current one
     try:
+        with suppress(OSError):  # who holds it, for a waiter's message; the lock holds without it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         with suppress(OSError):  # already gone: nothing to tidy
@@ -87,17 +110,13 @@ def locked(path: str | Path) -> Iterator[None]:
         os.close(fd)
 
 
-def refuse_overwrite(output: str | Path, inputs: Iterable[str | Path]) -> None:
-    """Refuse to write `output` over one of `inputs` (the same path once resolved, or the same file through
-    a link): the output replaces the input before anyone sees that the run read it."""
-    out = Path(output)
-    for given in inputs:
-        source = Path(given)
-        same = out.resolve() == source.resolve()
-        if not same:
-            try:
-                same = os.path.samefile(out, source)
-            except OSError:  # one of them does not exist (yet)
-                same = False
-        if same:
-            raise UsageError(f"{out}: is also an input of this run ({source}); write the output to another file")
+def _holder(fd: int) -> str:
+    """Who holds the lock open as `fd`, from the process id its holder wrote there."""
+    with suppress(OSError, ValueError):
+        return f"another kg (process {int(os.pread(fd, 32, 0).decode().strip())})"
+    return "another kg"
+
+
+def _held(target: Path, holder: str) -> None:
+    """Say once that this run waits for the lock of `target`."""
+    print(f"waiting for {holder}, which is writing {target}", file=sys.stderr, flush=True)

@@ -1,6 +1,12 @@
 """One graph file and the query index derived from it, behind one handle: `GraphFile`.
 
-Every write of a graph goes through `GraphFile.write` or `GraphFile.append`: the file is written
+Every write of a graph is a transaction: `GraphFile.transaction` holds the graph's lock (a second writer waits,
+bounded), stamps the graph the run reads before it reads it, and hands out a `Writing` whose write, append or copy
+replaces nothing that changed since; the files derived from the graph are made in it, under the same lock: the
+query index with the graph, then the page and the store the command asked for. Build, update, analyze and the
+cluster build write through it; none locks on its own.
+
+A `Writing` writes through `GraphFile.write` or `GraphFile.append`: the file is written
 atomically (kg.graph.atomic), its stamp taken from the open file before it is renamed
 (kg.graph.stamp), and its query index (kg.graph.index_writer) written from the same triples as
 they stream past, or from a copy of the source's index when only triples are added. A build, an
@@ -11,6 +17,9 @@ it is missing), else one streaming pass over the file.
 A shard folder (kg.graph.shards, written by `kg build --engine dask`) is a graph to every reader, behind the same
 handle: it parses as its listed shards in manifest order (N-Triples), its stamp is its manifest's, and its query
 index and store sit beside the folder. kg writes one only through the cluster build: `write` and `append` refuse it.
+
+`refuse_overwrite` is the one check of a run's outputs against its inputs, here because it must know what belongs to
+a graph: a shard folder's files, its query index and its store (`store_dir`) beside it.
 """
 
 from __future__ import annotations
@@ -20,9 +29,9 @@ import os
 import shutil
 import sqlite3
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 
 from kg.core import progress
 from kg.core.errors import InputError, KgError, UsageError
@@ -32,6 +41,46 @@ from kg.graph.stamp import GraphIndex
 from kg.graph.vocabulary import Namespaces
 
 APPENDABLE = ("ttl", "nt")  # the formats triples are appended to (others are written whole)
+Derive = Callable[[Path], Any]  # makes one file derived from the graph at a path (its page, its store), from the version written
+STORE_SUFFIX = ".oxigraph"  # the folder of a graph's SPARQL store (kg.sparql.store), beside it
+
+
+def store_dir(graph: str | Path) -> Path:
+    """Where the persisted SPARQL store of a graph lives (kg.sparql.store): `x.ttl` -> `x.oxigraph/`, a shard folder `x`: `x.oxigraph/`."""
+    return stamp.beside(graph, STORE_SUFFIX)
+
+
+def refuse_overwrite(output: str | Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse to write `output` over one of `inputs` or over what belongs to one: the same path once resolved, or the same
+    file through a link; inside a shard folder (its shards, manifest and sidecars: only the cluster build writes there);
+    the query index or inside the SPARQL store of an input. The output would replace the input (or what kg reads in
+    its place) before anyone sees that the run read it. The one check of outputs against inputs of every command."""
+    out = Path(output)
+    for given in inputs:
+        source = Path(given)
+        found = next((what for what, path in ((str(source), source), (f"the query index of {source}", index_file.index_path(source)))
+                      if _same(out, path)), None)
+        if found is None and shards.is_sharded(source) and _within(out, source):
+            found = f"in the shard folder {source}"
+        if found is None and _within(out, store_dir(source)):
+            found = f"in the SPARQL store of {source}"
+        if found is not None:
+            raise UsageError(f"{out}: is also an input of this run ({found}); write the output to another file")
+
+
+def _same(one: Path, other: Path) -> bool:
+    """The same path once resolved, or the same file through a link."""
+    if one.resolve() == other.resolve():
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies inside it, once both are resolved."""
+    return path.resolve().is_relative_to(folder.resolve())
 
 
 @dataclass(frozen=True)
@@ -97,10 +146,21 @@ class GraphFile:
         return files.read_triples(self.path)
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the file's lock: a second writer of the same graph waits (kg.graph.atomic.locked)."""
+    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = ()) -> Iterator[Writing]:
+        """Begin the one write of this graph a command makes: hold its lock (kg.graph.atomic.locked: a second
+        writer waits, bounded), and, when the write is made from `source` (the graph this run reads; often this
+        one), take its stamp now, before it is read, so the `Writing` replaces nothing that changed since.
+        `doing`: what the run does to the source, for the message when it changed ("updated", "analysed").
+        `derived`: what makes the other files derived from the graph (its HTML page, its SPARQL store), each called
+        with the graph's path once it was written, still under the lock, so they describe the version written."""
         with locked(self.path):
-            yield
+            if source is not None:
+                source = GraphFile.existing(source.path)  # still there once the lock is held
+            writing = Writing(self, source, source.stamp() if source is not None else None, doing)
+            yield writing
+            if writing.written:
+                for make in derived:
+                    make(self.path)
 
     def fresh_index(self) -> Path | None:
         """The query index of the file if it was made from the file as it is now (none is made)."""
@@ -135,15 +195,15 @@ class GraphFile:
                 index_file.unreadable(index, exc, f"reading {self.path} instead")
         return Known(stamp.scan(self.path), None)
 
-    def unchanged(self, before: dict) -> None:
+    def unchanged(self, before: dict, doing: str = "updated") -> None:
         """Fail if the file is no longer the one whose stamp was `before` (another writer replaced or edited it)."""
         if stamp.stamp(self.path) != before:
-            raise InputError(f"{self.path} changed while it was being updated (another kg or another program wrote it); "
-                             "nothing was written, run the update again")
+            raise InputError(f"{self.path} changed while it was being {doing} (another kg or another program wrote it); "
+                             "nothing was written, run it again")
 
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
-              source: GraphFile | None = None, before: dict | None = None) -> Path:
+              source: GraphFile | None = None, before: dict | None = None, doing: str = "updated") -> Path:
         """Write `triples` then `added` to this file, atomically, and its query index from them.
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
@@ -165,7 +225,7 @@ class GraphFile:
         try:
             with atomic_write(self.path) as out:
                 files.write(stream_(), out, name, ns=ns, label=label)
-                stamped = self._finish(out, source, before)
+                stamped = self._finish(out, source, before, doing)
         except BaseException:
             if writer is not None:
                 writer.abort()
@@ -178,7 +238,7 @@ class GraphFile:
                     writer.close(stamped)
         return self.path
 
-    def append(self, source: GraphFile, added: list, *, ns: Namespaces, before: dict, base: Path) -> Path:
+    def append(self, source: GraphFile, added: list, *, ns: Namespaces, before: dict, base: Path, doing: str = "updated") -> Path:
         """Write `source`'s bytes, then `added`, as a block that stands on its own; its index: `base` (source's) plus `added`.
 
         The block declares its own @prefix lines again: the prefixes in force at the end of the file
@@ -194,7 +254,7 @@ class GraphFile:
             if size and not source._ends_with_newline(size):
                 out.write(b"\n")
             out.write(buffer.getvalue())
-            stamped = self._finish(out, source, before)
+            stamped = self._finish(out, source, before, doing)
         index_writer.write(self.path, added, stamped, base=base)
         return self.path
 
@@ -209,10 +269,10 @@ class GraphFile:
             index_writer.write(self.path, (), stamped, base=index)
         return self.path
 
-    def _finish(self, out: IO[bytes], source: GraphFile | None, before: dict | None) -> dict | None:
+    def _finish(self, out: IO[bytes], source: GraphFile | None, before: dict | None, doing: str) -> dict | None:
         """The stamp of the file being written, once its source is known to be the file that was read."""
         if source is not None and before is not None:
-            source.unchanged(before)
+            source.unchanged(before, doing)
         return stamp.stamp_written(out, self.path)
 
     def copy_into(self, stream: IO[bytes]) -> int:
@@ -242,3 +302,44 @@ class GraphFile:
         with self.path.open("rb") as stream:
             stream.seek(size - 1)
             return stream.read(1) == b"\n"
+
+
+@dataclass(frozen=True)
+class Writing:
+    """One write of a graph, begun by `GraphFile.transaction` under the graph's lock: the graph file and its query
+    index written (or copied) at most once, and only over a source still as it was when the run began to read it."""
+
+    target: GraphFile
+    source: GraphFile | None  # the graph the written triples were read from (None: nothing was read)
+    before: dict | None  # its stamp when the transaction began
+    doing: str = "updated"
+    done: list[Path] = field(default_factory=list)  # the graph once written (then the derived files are made)
+
+    @property
+    def written(self) -> bool:
+        """Whether the graph was written (not left as it was)."""
+        return bool(self.done)
+
+    def unchanged(self) -> None:
+        """Fail if the source is no longer the version this run read (kg.core.errors.InputError): nothing is written."""
+        if self.source is not None and self.before is not None:
+            self.source.unchanged(self.before, self.doing)
+
+    def write(self, triples: Iterable, added: Iterable = (), **options: Any) -> Path:
+        """`GraphFile.write` of the target, checked against the source (options: those of `GraphFile.write`)."""
+        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing, **options))
+
+    def append(self, added: list, *, ns: Namespaces, base: Path) -> Path:
+        """`GraphFile.append` of `added` to the source's bytes, checked against the source."""
+        assert self.source is not None and self.before is not None, "an append is made from a graph that was read"
+        return self._did(self.target.append(self.source, added, ns=ns, before=self.before, base=base, doing=self.doing))
+
+    def copy(self, index: Path | None) -> Path:
+        """`GraphFile.copy_from` the source (with its fresh index `index`), checked against it."""
+        assert self.source is not None, "a copy is made from a graph that was read"
+        self.unchanged()
+        return self._did(self.target.copy_from(self.source, index))
+
+    def _did(self, path: Path) -> Path:
+        self.done.append(path)
+        return path

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kg.graph.stamp import GraphIndex, derived, describes
+from kg.graph.stamp import GraphIndex, beside, derived, describes
 from kg.graph.vocabulary import FABIO, FOAF, PROV
 
 SUFFIX = ".kg-query.sqlite"
@@ -24,8 +24,7 @@ SCHEMA = 8  # raised when the tables change: an index of another schema is stale
 
 def index_path(graph: str | Path) -> Path:
     """Where the query index of a graph file lives: beside it, `x.ttl` -> `x.kg-query.sqlite` (a shard folder `x`: `x.kg-query.sqlite`)."""
-    graph = Path(graph)
-    return graph.with_name((graph.name if graph.is_dir() else graph.stem) + SUFFIX)
+    return beside(graph, SUFFIX)
 
 
 def stamp_text(graph: Path, graph_stamp: dict | None) -> str:

@@ -105,6 +105,12 @@ def current(graph: Path, recorded: dict, known: dict | None) -> tuple[bool, dict
     return same, found if same and settled else None
 
 
+def beside(graph: str | Path, suffix: str) -> Path:
+    """Where a file derived from a graph lives: beside it, `x.ttl` -> `x{suffix}` (a shard folder `x`: `x{suffix}`)."""
+    graph = Path(graph)
+    return graph.with_name((graph.name if graph.is_dir() else graph.stem) + suffix)
+
+
 def derived(graph_stamp: dict | None, kind: str, version: int) -> dict:
     """What a file derived from a graph (its query index, its SPARQL store) records: the graph file's stamp, kg's
     version, and the derived file's own format version under `kind`. Any other record makes the derived file stale."""

@@ -14,7 +14,7 @@ from kg.core.defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.pipel
 from kg.core.errors import InputError, KgError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
-from kg.graph.handle import GraphFile
+from kg.graph.handle import Derive, GraphFile
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import DEFAULT_BASE, Namespaces
 from kg.pipeline import parallel, triples
@@ -157,8 +157,8 @@ def _extract(
     return tuple(kept), tuple(found), tuple(problems)
 
 
-def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it."""
-    graph = GraphFile(Path(path))
-    with graph.locked():  # an update of the same file waits (kg.update)
-        return graph.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
+def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = ()) -> Path:
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it, in one
+    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too)."""
+    with GraphFile(Path(path)).transaction(derived=derived) as writing:  # another writer of the same file waits
+        return writing.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")

@@ -33,7 +33,8 @@ from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
 from kg.graph import files, shards, vocabulary
-from kg.graph.atomic import atomic_write, locked
+from kg.graph.atomic import atomic_write
+from kg.graph.handle import GraphFile, Writing
 from kg.pipeline import triples
 from kg.pipeline.build import _extract, sample_inputs
 from kg.pipeline.partitions import BLOCKSIZE, Part, Scanned, plan, records, scan, shifted
@@ -217,17 +218,18 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: 
 
 def build(inputs: Sequence[str | Path] | None, output: str | Path, **options: Any) -> Sharded:
     """Build (or, with `update=True`, add the new papers of `inputs` to) the sharded graph in folder `output`
-    (options: those of `_build`), holding the folder's lock for the whole run (kg.graph.atomic.locked), as a local
-    build or update holds its graph's: two updates of one folder at once each read the manifest before the
-    other wrote it, and one's shards were left on disk, listed nowhere."""
-    with locked(Path(output).absolute()):
-        return _build(inputs, output, **options)
+    (options: those of `_build`), one transaction on the folder (kg.graph.handle) as a local build is on its graph:
+    the lock held for the whole run, the new manifest written only over the one an update read."""
+    folder = GraphFile(Path(output).absolute())
+    with folder.transaction(folder if options.get("update") and folder.exists else None) as writing:
+        return _build(inputs, output, writing=writing, **options)
 
 
 def _build(
     inputs: Sequence[str | Path] | None,
     output: str | Path,
     *,
+    writing: Writing,
     scheduler: Any = None,
     workers: int = 2,
     schemes: Sequence[str | Path] = (),
@@ -289,6 +291,7 @@ def _build(
             ns.base,
             __version__,
         )
+        writing.unchanged()  # the manifest this update read is still the folder's
         shards.write(folder, manifest)
     except BaseException:
         if name:  # this run's shards, not yet listed by any manifest: gone with it
@@ -371,7 +374,7 @@ def _described(folder: Path, manifest: shards.Manifest) -> set[str]:
     out: set[str] = set()
     for shard in manifest.shards:
         if shard.file.endswith("-described.nt"):
-            with (folder / shard.file).open("rb") as stream:
+            with shards.path_of(folder, shard.file).open("rb") as stream:
                 out.update(t.subject.value for t in ox.parse(stream, format=ox.RdfFormat.N_TRIPLES))
     return out
 
@@ -384,6 +387,8 @@ def _existing(folder: Path, manifest: shards.Manifest) -> tuple[dict[str, str], 
         if not shard.papers:
             continue
         path = _ids_path(folder / shard.file)
+        if path.is_file():
+            shards.path_of(folder, path.name)  # a sidecar that links out of the folder is refused, as a shard is
         try:
             for line in path.read_text(encoding="utf-8").splitlines():
                 pid, segment, hashed = line.split("\t")

@@ -10,10 +10,12 @@ depends on that paper alone); otherwise it may count corpus statistics over its 
 
 from __future__ import annotations
 
+import signal
 from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, Sequence, overload
 
 from kg.core import progress as progress_
+from kg.core.errors import WorkerError
 from kg.extract import Extraction, Extractor
 from kg.extract.ingest import Paper
 
@@ -115,8 +117,14 @@ def streamed(extractor: Extractor, papers: Sequence[Paper], failed: Callable[[Ex
 
 
 def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tuple[int, int]], jobs: int) -> Iterator[list]:
-    """Results of each range, in order, computed by `jobs` worker processes, started now (not at the first read)."""
+    """Results of each range, in order, computed by `jobs` worker processes, started now (not at the first read).
+
+    A process pool of concurrent.futures, not multiprocessing.Pool: when a worker is killed (SIGKILL, as the
+    out-of-memory killer does) multiprocessing.Pool starts another and waits for ever for the lost chunk (a
+    `--jobs 2` build hung at 0 % CPU); this pool is then broken, and the build ends with a WorkerError.
+    """
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     global _EXTRACTOR, _PAPERS
     methods = multiprocessing.get_all_start_methods()
@@ -130,24 +138,42 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
         context = multiprocessing.get_context("spawn")
         tasks = [(a, b, papers[a:b]) for a, b in ranges]
     try:
-        pool = context.Pool(processes=jobs, initializer=_init, initargs=(None if "fork" in methods else extractor,))
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init,
+                                   initargs=(None if "fork" in methods else extractor,))
+        results = pool.map(_work, tasks)  # every task handed out now: the workers start at once
     except BaseException:
         _EXTRACTOR, _PAPERS = None, ()
         raise
-    return _results(pool, pool.imap(_work, tasks))
+    return _results(pool, results, ranges)
 
 
-def _results(pool: Any, results: Iterator[list]) -> Iterator[list]:
+def _results(pool: Any, results: Iterator[list], ranges: list[tuple[int, int]]) -> Iterator[list]:
+    """The results in order; the pool's workers stopped on leaving, also when the reader stops early or is interrupted."""
+    from concurrent.futures.process import BrokenProcessPool
+
     global _EXTRACTOR, _PAPERS
+    done = 0
     try:
-        with pool:  # terminated on leaving, also when the reader stops early
-            yield from results
+        for chunk in results:
+            yield chunk
+            done += 1
+    except BrokenProcessPool:
+        a, b = ranges[done]
+        raise WorkerError(f"an extraction worker process was killed (by a signal; the out-of-memory killer does this) "
+                          f"before papers {a + 1}-{b} of {ranges[-1][1]} were extracted; nothing was written: "
+                          f"run again with fewer --jobs, or with more memory") from None
     finally:
+        if done < len(ranges):  # stopped early (an error, Ctrl-C, a reader that left): the workers go now
+            for process in dict(getattr(pool, "_processes", None) or {}).values():  # (Python 3.14: pool.terminate_workers)
+                if process.is_alive():
+                    process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
         _EXTRACTOR, _PAPERS = None, ()
 
 
 def _init(extractor: Any) -> None:
     global _EXTRACTOR
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
     if extractor is not None:
         _EXTRACTOR = extractor
 

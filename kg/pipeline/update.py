@@ -29,9 +29,8 @@ from kg import extract
 from kg.core.errors import InputError, UsageError
 from kg.extract import dedup, ingest
 from kg.extract import scheme as scheme_
-from kg.graph.atomic import locked, refuse_overwrite
 from kg.graph.facts import digest
-from kg.graph.handle import APPENDABLE, GraphFile
+from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing, refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
 from kg.pipeline import parallel, triples
 
@@ -73,29 +72,33 @@ def update(
     skip_bad: bool = False,
     jobs: int = 1,
     progress: bool | None = None,
+    derived: Sequence[Derive] = (),
     venue: str | None = None,
     year: int | None = None,
     keep_duplicates: bool = False,
 ) -> Updated:
-    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place.
+    """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place
+    (`derived`: what makes the output's page or store once it is written, in the same transaction).
 
-    The output is locked for the whole update (kg.graph.atomic.locked): a second update of the same graph
-    waits, then reads the graph the first one wrote. A paper the graph holds under another id (the same abstract) is
-    not added again unless `keep_duplicates` (kg.extract.dedup.in_graph).
+    The update is one transaction on the output (kg.graph.handle.GraphFile.transaction): its lock is held for the
+    whole update, so a second writer of the same graph (an update, a build, `kg analyze`) waits, then reads the
+    graph the first one wrote; and the result replaces nothing that changed since the update read the graph.
+    A paper the graph holds under another id (the same DOI or abstract) is not added again unless `keep_duplicates`
+    (kg.extract.dedup.in_graph).
     """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
     schemes = (schemes,) if isinstance(schemes, (str, Path)) else tuple(schemes)
     refuse_overwrite(out, [*paths, *schemes, *([model] if model is not None else [])])  # every file the update reads but the graph
-    with locked(out):
-        return _update(graph, out, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
+    source = GraphFile.existing(graph)
+    with GraphFile(out).transaction(source, derived=derived) as writing:
+        return _update(writing, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
                        threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress,
                        read=dict(venue=venue, year=year, keep_duplicates=keep_duplicates))
 
 
 def _update(
-    graph: Path,
-    out: Path,
+    writing: Writing,
     paths: tuple[Path, ...],
     *,
     schemes: Sequence[str | Path],
@@ -112,13 +115,14 @@ def _update(
     ns = Namespaces(base)
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
-    source, target = GraphFile.existing(graph), GraphFile(out)
+    source, target = writing.source, writing.target
+    assert source is not None  # the transaction was begun from the graph read
+    graph, out = source.path, target.path
     source.refuse_sharded()  # its bytes are not one file to append to: the cluster build adds shards to it
     target.refuse_sharded()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     got = ingest.read(paths, skip_bad=skip_bad, **read)
-    before = source.stamp()  # the graph as read: checked again before the result replaces it
     known = source.known()  # from the graph's query index (made by one parse if missing): an append adds to a copy of it
     existing = known.facts
     if not existing.builds:
@@ -150,7 +154,7 @@ def _update(
     unchanged = len(got.papers) - len(new)
     if not new:
         if out != graph:
-            target.copy_from(source, known.index)
+            writing.copy(known.index)
         return Updated(out, 0, 0, unchanged, problems, duplicates=duplicates, notes=got.notes)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
@@ -161,9 +165,9 @@ def _update(
     ]
     if replaced or target.format not in APPENDABLE or source.format != target.format or known.index is None:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
-        target.write(_without(source.read_triples(), replaced), added, ns=ns, source=source, before=before)
+        writing.write(_without(source.read_triples(), replaced), added, ns=ns)
     else:
-        target.append(source, added, ns=ns, before=before, base=known.index)
+        writing.append(added, ns=ns, base=known.index)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
     return Updated(out, len(new) - len(replaced), len(replaced), unchanged, problems, analysed, duplicates, got.notes)
 

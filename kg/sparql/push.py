@@ -9,9 +9,12 @@ Two ways in, both plain HTTP:
 - SPARQL 1.1 Update (`endpoint`): batched `INSERT DATA`, for stores without the protocol.
 
 The graph is read as a stream and sent in chunks of `batch` triples, so a graph of any size is sent
-with bounded memory and in requests a server accepts. N-Triples (kg's shards, `.nt` files) are sent
-as the bytes they are, cut at line ends; other formats are parsed and written as N-Triples. Graph
-IRIs are checked by an IRI parser (pyoxigraph's) and written as N-Triples terms, never pasted.
+with bounded memory and in requests a server accepts. Into the Graph Store Protocol, N-Triples (kg's
+shards, `.nt` files) are sent as the bytes they are, cut at line ends: the store parses them as
+N-Triples, data that cannot hold a command. A SPARQL Update holds only text kg wrote itself: every
+triple parsed (pyoxigraph) and written again term by term, so no line of a file can close the
+INSERT DATA block and add an update of its own; other formats are parsed and written the same way.
+Graph IRIs are checked by an IRI parser (pyoxigraph's) and written as N-Triples terms, never pasted.
 `replace` loads into a temporary graph and swaps it in with one `MOVE` (a single update, atomic in
 the store): an interrupted or failed push leaves the target graph as it was. The one exception is a
 graph that fits one transactional request without an update URL: a Graph Store PUT, one transaction.
@@ -85,7 +88,7 @@ def push(
     """
     size = _checked_options(endpoint, store, replace, batch, bulk)
     target = graph_term(graph_iri) if graph_iri is not None else None
-    chunks = _chunks_of(graph, size)
+    chunks = _chunks_of(graph, size, update=store is None)
     if bulk:
         assert store is not None
         store = _bulk_url(store, timeout)
@@ -133,10 +136,14 @@ def _checked_options(endpoint: str | None, store: str | None, replace: bool, bat
     return size
 
 
-def _chunks_of(graph: str | Path, size: int) -> Iterator[tuple[int, bytes]]:
-    """A graph file or shard folder as N-Triples requests of `size` triples (lines copied when the input is N-Triples)."""
+def _chunks_of(graph: str | Path, size: int, *, update: bool) -> Iterator[tuple[int, bytes]]:
+    """A graph file or shard folder as N-Triples requests of `size` triples.
+
+    The lines of N-Triples input are copied into Graph Store requests; for a SPARQL Update (`update`) every
+    input is parsed and written again, so that the update holds no text kg did not write (decision 0024).
+    """
     handle = GraphFile.existing(graph)
-    return (_lines if handle.format == "nt" else _chunks)(handle.sources(), size)
+    return (_lines if handle.format == "nt" and not update else _chunks)(handle.sources(), size)
 
 
 def _put_whole(graph: str | Path, store: str, target: Any, first: tuple[int, bytes], timeout: float) -> None:

@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Mapping
 
 from kg.core.defaults import QUERY_TIMEOUT
 from kg.core.errors import QueryError, UsageError
-from kg.sparql.results import Results, Term, from_oxigraph
+from kg.sparql.results import Results, Term
 
 if TYPE_CHECKING:
     from kg.sparql.catalog import NamedQuery
@@ -127,15 +127,21 @@ def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: s
 def send(
     endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT, name: str = "query", graph: bool = False
 ) -> Results:
-    """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer."""
+    """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer, all within `timeout` seconds."""
     import pyoxigraph as ox
 
+    from kg.sparql import results_json
+
+    deadline = time.monotonic() + timeout
     fields = [("query", text)] + ([("default-graph-uri", graph_iri)] if graph_iri else [])
     accept = "application/n-triples" if graph else "application/sparql-results+json"
     body, ctype = _post(endpoint, urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded", accept, timeout)
     try:
         if graph:
             return Results("graph", triples=tuple(ox.parse(body, format=ox.RdfFormat.N_TRIPLES)), name=name)
-        return from_oxigraph(ox.parse_query_results(body, format=ox.QueryResultsFormat.JSON), name=name)
+        return results_json.read(body, deadline, name)
     except (ValueError, SyntaxError) as exc:
         raise QueryError(f"{endpoint} answered query {name!r} with something that is not {accept} ({ctype}): {exc}") from None
+    except results_json.TooSlow:
+        raise QueryError(f"{endpoint}: reading the answer to query {name!r} took more than {timeout:g} s; kg stopped "
+                         "(--timeout sets the limit; ask for fewer rows: LIMIT, or a narrower query)") from None

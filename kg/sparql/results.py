@@ -297,7 +297,7 @@ def _rdf(triples: tuple, fmt: str) -> bytes:
 
 
 def from_oxigraph(answer: Any, max_rows: int | None = None, name: str = "query") -> Results:
-    """Results from a pyoxigraph answer: a local store's, or a remote endpoint's parsed by pyoxigraph.parse_query_results."""
+    """Results from a pyoxigraph answer (a local store's; a remote endpoint's JSON is read by kg.sparql.results_json)."""
     import pyoxigraph as ox
 
     if isinstance(answer, ox.QueryBoolean):

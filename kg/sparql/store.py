@@ -33,7 +33,7 @@ from kg.core import progress
 from kg.core.errors import InputError
 from kg.graph.atomic import locked
 from kg.graph.files import joined, parse, rdf_format
-from kg.graph.handle import GraphFile
+from kg.graph.handle import GraphFile, store_dir  # store_dir: where the store of a graph lives (x.ttl: x.oxigraph/)
 from kg.graph.stamp import derived, describes, stamp
 from kg.sparql.deadline import with_deadline
 
@@ -44,12 +44,6 @@ VERSION = 9
 CURRENT = "current"  # the link to the newest version
 READERS = "readers.lock"  # shared-locked by each process reading a version
 _HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (and shared-locked) for this process
-
-
-def store_dir(graph: str | Path) -> Path:
-    """Where the persisted store of a graph file lives: beside it, suffix `.oxigraph` (a shard folder `x`: `x.oxigraph`)."""
-    graph = Path(graph)
-    return graph.with_name((graph.name if graph.is_dir() else graph.stem) + ".oxigraph")
 
 
 def _stamp(graph: Path) -> dict:
@@ -215,12 +209,13 @@ def _load(store: Any, graph: Path, compact: bool = False) -> None:
     and with `compact` merge what bulk_load left as dozens of level-0 files, each of which every read had to check:
     at 100k papers the queries ran 5-9x faster afterwards."""
     sources = GraphFile(graph).sources()
+    formats = [rdf_format(source) for source in sources]  # every file checked as a graph file is (a DOCTYPE anywhere refused)
     try:
         if len(sources) == 1:
-            store.bulk_load(path=str(sources[0]), format=rdf_format(sources[0]))
-        else:  # a shard folder's N-Triples as one stream, one bulk load: at 21k papers 12.2 s, against 18.4 s a shard at a time
+            store.bulk_load(path=str(sources[0]), format=formats[0])
+        else:  # a shard folder's N-Triples (kg.graph.shards: .nt only) as one stream, one bulk load: at 21k papers 12.2 s, against 18.4 s a shard at a time
             with joined(sources) as stream:
-                store.bulk_load(input=stream, format=rdf_format(sources[0]))
+                store.bulk_load(input=stream, format=formats[0])
     except SyntaxError as exc:
         for _ in parse(graph):  # the shard and line at fault, named by the parser
             pass

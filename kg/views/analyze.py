@@ -12,11 +12,11 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from kg.core import progress
 from kg.graph.facts import Facts, read_facts
-from kg.graph.handle import GraphFile
+from kg.graph.handle import Derive, GraphFile, Writing
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
@@ -141,32 +141,43 @@ def compute(
 
 
 @progress.stepped("analysing {graph}")
-def analyze(graph: Any, out: str | Path | None = None, **options: Any) -> Analysis:
-    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically).
+def analyze(graph: Any, out: str | Path | None = None, *, derived: Sequence[Derive] = (), **options: Any) -> Analysis:
+    """Analyse a graph and, when `out` is given, write the graph plus the analysis there (atomically; `derived`: what
+    makes its page or store, then, in the same transaction).
 
+    The write is one transaction on `out` (kg.graph.handle.GraphFile.transaction), begun before the graph is
+    read: its lock is held from the read to the rename, so an update of the same graph waits for the analysis
+    (and the analysis for an update), and nothing replaces a graph file that changed since it was read.
     A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
     """
-    if out is not None:
-        GraphFile(Path(out)).refuse_sharded()  # before the analysis, not after it
+    if out is None:
+        return compute(graph, **options)
+    target = GraphFile(Path(out))
+    target.refuse_sharded()  # before the analysis, not after it
     if not isinstance(graph, (str, Path)):
-        triples = list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
-        result = compute(triples, **options)
-        if out is not None:
+        triples = _triples_of(graph)
+        with target.transaction(derived=derived) as writing:
+            result = compute(triples, **options)
             progress.stage(f"writing {out}")
-            _write(lambda: iter(triples), out, result, None)
+            _write(lambda: iter(triples), writing, result, None)
         return result
-    result = compute(graph, **options)
-    if out is not None:
+    source = GraphFile(Path(graph))
+    with target.transaction(source, doing="analysed", derived=derived) as writing:
+        result = compute(graph, **options)
         progress.stage(f"writing {out} and its query index")
         facts = result.facts
         earlier = bool(facts.pagerank or facts.community) or any(b.startswith(result.base + "analysis/") for b in facts.builds)
         # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
-        source = GraphFile(Path(graph))
-        _write(source.parse, out, result, None if earlier else source.fresh_index())
+        _write(source.parse, writing, result, None if earlier else source.fresh_index())
     return result
 
 
-def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, index: Path | None) -> None:
+def _triples_of(graph: Any) -> list:
+    """The triples of a Built (or of any iterable of triples), as a list read twice."""
+    return list(graph.triples() if callable(getattr(graph, "triples", None)) else graph)
+
+
+def _write(source: Callable[[], Iterator], writing: Writing, result: Analysis, index: Path | None) -> None:
     """Write the triples of `source()` less any earlier analysis, then the analysis, and the query index of them all
     (`index`: a fresh index of exactly the source's triples, copied and added to)."""
     dropped = 0
@@ -185,7 +196,7 @@ def _write(source: Callable[[], Iterator], out: str | Path, result: Analysis, in
 
     added = (t for t in result.triples() if t.subject.value not in described)
     # the copied index holds what was dropped: then none is written, and the next query makes a new one
-    GraphFile(Path(out)).write(kept(), added, ns=Namespaces(result.base), base=index, keep_base=lambda: not dropped)
+    writing.write(kept(), added, ns=Namespaces(result.base), base=index, keep_base=lambda: not dropped)
 
 
 def _base(facts: Facts) -> str:

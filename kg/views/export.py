@@ -9,7 +9,8 @@ from typing import IO, Any, Callable, Iterable, Iterator
 from kg.core import progress
 from kg.core.errors import UsageError
 from kg.graph import files
-from kg.graph.atomic import atomic_write, refuse_overwrite
+from kg.graph.atomic import atomic_write
+from kg.graph.handle import refuse_overwrite
 from kg.graph.vocabulary import DEFAULT_BASE, RDF, XSD, Namespaces
 from kg.pipeline import triples
 
@@ -91,54 +92,75 @@ def write_jsonld(triples_: Iterable, stream: IO[bytes], base: str = DEFAULT_BASE
     strings for xsd:string literals. Each run of triples with the same subject is one node object; a
     subject that comes back later gets another node object with the same @id, which a JSON-LD processor
     merges, so the document expands to exactly the triples given (tested with rdflib and pyoxigraph).
+    An IRI whose scheme is one of the prefix names (`paper:evil`, `xsd:foo`) would be read back as a compact
+    name (`https://w3id.org/kg/paper/evil`); the node object that holds one resets the context
+    (`"@context": null`) and writes its IRIs in full, so that it too reads back as written.
     """
     import json
 
     import pyoxigraph as ox
 
     prefixes = {**Namespaces(base).prefixes(), "rdf": RDF}
-    short = _shortener(prefixes)
+    compact = _shortener(prefixes)
     named, blank = ox.NamedNode, ox.BlankNode
     rdf_type, xsd_string, lang_string = RDF + "type", XSD + "string", RDF + "langString"
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    lookalike = [False]  # the node object being made holds an IRI a reader would take for a compact name
 
-    def term(t: Any) -> str:
-        return short(t.value) if type(t) is named else "_:" + t.value
+    def checked(iri: str) -> str:
+        out = compact(iri)
+        if out is iri and iri.partition(":")[0] in prefixes and not iri.partition(":")[2].startswith("//"):
+            lookalike[0] = True
+        return out
 
-    def value(o: Any) -> object:
-        kind = type(o)
-        if kind is named:
-            return {"@id": short(o.value)}
-        if kind is blank:
-            return {"@id": "_:" + o.value}
-        if kind is not ox.Literal:
-            raise UsageError("cannot write JSON-LD: the graph holds RDF-star quoted triples; use nt or ttl")
-        datatype = o.datatype.value
-        if datatype == xsd_string:
-            return o.value
-        if datatype == lang_string:
-            return {"@value": o.value, "@language": o.language}
-        return {"@value": o.value, "@type": short(datatype)}
+    def node_of(subject: Any, pairs: list[tuple[Any, Any]], short: Callable[[str], str]) -> dict[str, Any]:
+        def term(t: Any) -> str:
+            return short(t.value) if type(t) is named else "_:" + t.value
+
+        def value(o: Any) -> object:
+            kind = type(o)
+            if kind is named:
+                return {"@id": short(o.value)}
+            if kind is blank:
+                return {"@id": "_:" + o.value}
+            if kind is not ox.Literal:
+                raise UsageError("cannot write JSON-LD: the graph holds RDF-star quoted triples; use nt or ttl")
+            datatype = o.datatype.value
+            if datatype == xsd_string:
+                return o.value
+            if datatype == lang_string:
+                return {"@value": o.value, "@language": o.language}
+            return {"@value": o.value, "@type": short(datatype)}
+
+        node: dict[str, Any] = {"@id": term(subject)}
+        for p, o in pairs:
+            if p.value == rdf_type and type(o) is not ox.Literal:
+                node.setdefault("@type", []).append(term(o))
+            else:
+                node.setdefault(short(p.value), []).append(value(o))
+        return node
+
+    def flush(subject: Any, pairs: list[tuple[Any, Any]], first: bool) -> None:
+        lookalike[0] = False
+        node = node_of(subject, pairs, checked)
+        if lookalike[0]:
+            node = {"@context": None, **node_of(subject, pairs, str)}
+        stream.write((("\n" if first else ",\n") + dumps(node)).encode())
 
     head = json.dumps({"@context": prefixes}, ensure_ascii=False, indent=1)[:-2]
     stream.write(f'{head},\n "@graph": ['.encode())
     subject: Any = None
-    node: dict[str, Any] = {}
+    pairs: list[tuple[Any, Any]] = []
     first = True
     for t in triples_:
         if t.subject != subject:
-            if node:
-                stream.write((("\n" if first else ",\n") + dumps(node)).encode())
+            if pairs:
+                flush(subject, pairs, first)
                 first = False
-            subject = t.subject
-            node = {"@id": term(subject)}
-        p, o = t.predicate.value, t.object
-        if p == rdf_type and type(o) is not ox.Literal:
-            node.setdefault("@type", []).append(term(o))
-        else:
-            node.setdefault(short(p), []).append(value(o))
-    if node:
-        stream.write((("\n" if first else ",\n") + dumps(node)).encode())
+            subject, pairs = t.subject, []
+        pairs.append((t.predicate, t.object))
+    if pairs:
+        flush(subject, pairs, first)
     stream.write(b"\n]}\n")
 
 

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Mapping
 from kg.core import progress
 from kg.core.errors import QueryError, UsageError
 from kg.graph import names
-from kg.graph.atomic import atomic_write, refuse_overwrite
+from kg.graph.atomic import atomic_write
+from kg.graph.handle import refuse_overwrite
 from kg.graph.names import FactsNames
 from kg.graph.resources import data_path
 from kg.views.conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map

@@ -14,8 +14,9 @@ from typing import Any
 from urllib.parse import quote
 
 from kg.core import progress
-from kg.graph.atomic import atomic_write, refuse_overwrite
+from kg.graph.atomic import atomic_write
 from kg.graph.facts import Facts
+from kg.graph.handle import refuse_overwrite
 from kg.views.analyze import Analysis, compute
 from kg.views.venues import shares
 

