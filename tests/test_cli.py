@@ -54,7 +54,7 @@ def test_unknown_input_format_lists_known_ones(runner: CliRunner) -> None:
     Path("papers.xlsx").write_text("x")
     result = runner.invoke(cli, ["build", "papers.xlsx"])
     assert result.exit_code == 1
-    assert "papers.xlsx: unknown input format '.xlsx' (known: .csv, .json, .jsonl, .ndjson, .txt)" in result.output
+    assert "papers.xlsx: unknown input format '.xlsx' (known: .atom, .bib, .bibtex, .csljson, .csv, .json, .jsonl, .ndjson, .ris, .txt, .xml)" in result.output
 
 
 def test_bad_base_is_rejected_before_any_work(runner: CliRunner) -> None:

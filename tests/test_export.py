@@ -198,3 +198,19 @@ def test_concepts_csv_counts_papers_as_sparql_does(sample_ttl: Path, tmp_path: P
     assert all(b["b"] in rows[b["c"]]["broader"].split() for b in broader)
     first = next(iter(rows.values()))
     assert int(first["papers"]) == max(int(r["papers"]) for r in rows.values())
+
+
+def test_papers_csv_has_one_row_per_paper_as_sparql_counts(sample_ttl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "papers.csv"
+    result = CliRunner().invoke(cli, ["export", str(sample_ttl), "-o", str(out), "--table", "papers"])
+    assert result.exit_code == 0, result.output
+    rows = {r["paper"]: r for r in read_csv(out)}
+    store = store_of(sample_ttl)
+    papers = select(store, "SELECT ?p ?id ?abstract ?venue ?year { ?p a fabio:ResearchPaper ; dcterms:identifier ?id ; dcterms:abstract ?abstract ; "
+                           "dcterms:isPartOf/rdfs:label ?venue ; fabio:hasPublicationYear ?year }")
+    assert papers and len(rows) == len(papers)
+    for p in papers:
+        row = rows[p["p"]]
+        assert (row["paper_id"], row["abstract"], row["venue"], row["year"]) == (p["id"], p["abstract"], p["venue"], p["year"])
+    subjects = select(store, "SELECT ?p (COUNT(?c) AS ?n) { ?p dcterms:subject ?c } GROUP BY ?p")
+    assert all(len(rows[s["p"]]["subjects"].split("; ")) == int(s["n"]) for s in subjects)

@@ -108,7 +108,7 @@ BAD_CASES = {
     "seed text without header": ("x.txt", "\n\nno venue here\n\nAn abstract.\n", ":3: the first line must name the venue and year, e.g. 'ICML 2024'"),
     "empty file": ("x.jsonl", "", ": the file is empty"),
     "blank file": ("x.csv", " \n\n", ": the file is empty"),
-    "unknown suffix": ("x.xlsx", "whatever", ": unknown input format '.xlsx' (known: .csv, .json, .jsonl, .ndjson, .txt)"),
+    "unknown suffix": ("x.xlsx", "whatever", ": unknown input format '.xlsx' (known: .atom, .bib, .bibtex, .csljson, .csv, .json, .jsonl, .ndjson, .ris, .txt, .xml)"),
 }
 
 

@@ -156,3 +156,12 @@ def test_the_names_in_the_table_are_those_kg_prints(graph: Path) -> None:
     assert code == 0 and "paper: paper:conf-p2" in text and "kgc:rlhf" in text, text
     code, text = _cli("query", "papers-by-concept", "--graph", str(graph), "-p", f"concept={CONCEPT}", "-f", "csv")
     assert PAPER_ID in text and "Aligning chatbots" in text, text
+
+
+def test_a_label_of_several_concepts_lists_their_slugs_to_pass_instead(sample_ttl: Path) -> None:
+    result = CliRunner().invoke(cli, ["query", "papers-by-concept", "-p", "concept=GP", "--graph", str(sample_ttl)])
+    assert result.exit_code == 1
+    line = result.output.strip().splitlines()[-1]
+    assert re.search(r"'GP' names several concepts: [a-z0-9-]+(, [a-z0-9-]+)+; pass one of these instead$", line), line
+    slug = line.split("concepts: ")[1].split(",")[0]
+    assert CliRunner().invoke(cli, ["query", "papers-by-concept", "-p", f"concept={slug}", "--graph", str(sample_ttl)]).exit_code == 0

@@ -89,10 +89,15 @@ def test_seed_text_format_joins_lines_and_hashes_ids() -> None:
 
 def test_several_inputs_go_into_one_graph() -> None:
     got = kg.build(
-        [FIXTURES / "tiny.jsonl", FIXTURES / "tiny-seed.txt"], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False
+        [FIXTURES / "tiny.jsonl", FIXTURES / "tiny-seed.txt"], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False, keep_duplicates=True
     )
     assert len(got.papers) == 5
     assert got.inputs == ("tiny.jsonl", "tiny-seed.txt")
+    # The seed file's two abstracts are those of p1 (ICML 2024 both) and p2 (NeurIPS 2023, the seed says ICML 2024): by
+    # default the first is kept once with both ids; the second, at another venue, is another publication.
+    once = kg.build([FIXTURES / "tiny.jsonl", FIXTURES / "tiny-seed.txt"], schemes=[FIXTURES / "tiny-scheme.ttl"], default_scheme=False)
+    assert [(p.id, len(p.aliases)) for p in once.papers][:3] == [("p1", 1), ("p2", 0), ("p3", 0)] and len(once.papers) == 4
+    assert sum("the same paper as" in problem for problem in once.problems) == 1
 
 
 def test_ids_keep_only_the_papers_asked_for() -> None:

@@ -68,6 +68,10 @@ def graphs(draw: st.DrawFn, pref_labels: tuple[tuple[str, ...], ...] = (("en",),
         year = draw(st.sampled_from([None, "2019", "2023", "2024"]))
         if year is not None:
             add(ox.Triple(p, ox.NamedNode(FABIO + "hasPublicationYear"), ox.Literal(year, datatype=ox.NamedNode(XSD + "gYear"))))
+        if draw(st.booleans()):  # a venue of three, two sharing a label (topics-by-venue groups by the venue, sorts by its label)
+            venue = draw(st.integers(0, 2))
+            add(ox.Triple(p, ox.NamedNode(DCTERMS + "isPartOf"), _n("venue", venue)))
+            add(ox.Triple(_n("venue", venue), ox.NamedNode(RDFS + "label"), ox.Literal("ICML" if venue < 2 else "COLT")))
         subjects = draw(st.lists(st.sampled_from(concepts), max_size=3, unique=True))
         for c in subjects:
             add(ox.Triple(p, ox.NamedNode(DCTERMS + "subject"), c))

@@ -318,3 +318,19 @@ def test_cli_build_writes_a_capped_page(tmp_path: Path) -> None:
     assert f"wrote {tmp_path / 'g.html'}" in got.output
     data = page_data((tmp_path / "g.html").read_text(encoding="utf-8"))
     assert 0 < len(data["nodes"]) <= DEFAULT_MAX_NODES
+
+
+def test_a_concept_page_is_written_beside_the_whole_graphs_page_not_over_it(sample_ttl: Path, tmp_path: Path) -> None:
+    import shutil
+
+    graph = tmp_path / "icml2024.ttl"
+    shutil.copy(sample_ttl, graph)
+    whole = tmp_path / "icml2024.html"
+    assert CliRunner().invoke(cli, ["render", str(graph)]).exit_code == 0
+    before = whole.read_bytes()
+    got = CliRunner().invoke(cli, ["render", str(graph), "--concept", "reinforcement learning", "--hops", "2"])
+    part = tmp_path / "icml2024-reinforcement-learning.html"
+    assert got.exit_code == 0 and got.output.startswith(f"wrote {part} ("), got.output
+    assert whole.read_bytes() == before and page_data(part.read_text(encoding="utf-8"))["nodes"]
+    got = CliRunner().invoke(cli, ["render", str(graph), "--query", str(FIXTURES / "papers-by-venue.rq")])
+    assert got.exit_code == 0 and (tmp_path / "icml2024-papers-by-venue.html").exists() and whole.read_bytes() == before

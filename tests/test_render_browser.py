@@ -333,3 +333,34 @@ def test_a_slice_of_real_papers_links_papers_and_finds_what_is_not_drawn(browser
             assert selected == iri or iri == concept[0], "a unique title finds its paper"  # a concept's label may be another's alt label
             assert page.text_content("#kg-panel h2") == label and page.locator("#kg-panel li").count() > 0
         assert opened.errors == [] and opened.refused == []
+
+
+def with_venues(triples: list) -> list:
+    """Synthetic papers at two venues, ICML and NeurIPS (every third paper), with a label each."""
+    import pyoxigraph as ox
+
+    from kg.graph.vocabulary import DCTERMS, RDFS
+
+    papers = sorted({t.subject.value for t in triples if t.predicate.value.endswith("/subject")})
+    venues = {name: ox.NamedNode(f"https://w3id.org/kg/venue/{name.lower()}") for name in ("ICML", "NeurIPS")}
+    part_of = ox.NamedNode(DCTERMS + "isPartOf")
+    out = triples + [ox.Triple(v, ox.NamedNode(RDFS + "label"), ox.Literal(name)) for name, v in venues.items()]
+    return out + [ox.Triple(ox.NamedNode(p), part_of, venues["NeurIPS" if i % 3 == 0 else "ICML"]) for i, p in enumerate(papers)]
+
+
+def test_the_concept_map_filters_by_venue(browser, tmp_path: Path) -> None:
+    out = kg.render(with_venues(with_years(synthetic_triples(2000))), tmp_path / "venues.html")
+    with Opened(browser, Path(out)) as opened:
+        page = opened.page
+        assert opened.errors == [] and opened.refused == []
+        assert page.evaluate("Array.from(document.querySelectorAll('#kg-venue option')).map(o => o.textContent)") == ["all", "ICML", "NeurIPS"]
+        check_map(page, min_edges=out.nodes)  # opens the biggest concept's papers
+        every = page.evaluate("window.kgMap.shown.links")
+        listed = page.locator("#kg-panel li").count()
+        page.select_option("#kg-venue", label="NeurIPS")  # a third of the papers
+        assert 0 < page.evaluate("window.kgMap.shown.links") < every
+        venues = page.evaluate("""() => Array.from(document.querySelectorAll('#kg-panel li')).map(li => li.querySelector('.m').textContent)""")
+        assert 0 < len(venues) < listed and all("NeurIPS" in v for v in venues)
+        assert "at NeurIPS" in page.text_content("#kg-panel")
+        page.select_option("#kg-venue", label="all")
+        assert page.evaluate("window.kgMap.shown.links") == every

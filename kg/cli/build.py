@@ -35,6 +35,9 @@ Examples:
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="dask: extract on a Dask cluster and write a folder of N-Triples shards (pip install 'kg[dask]').")
 @click.option("--scheduler", metavar="ADDRESS", help="With --engine dask: the scheduler (tcp://HOST:8786) [a local cluster of --jobs workers].")
+@click.option("--venue", metavar="NAME", help="Venue for the papers whose records have none (or only arXiv), e.g. ICML.")
+@click.option("--year", type=click.IntRange(1, 9999), help="Publication year for the papers whose records have none.")
+@click.option("--keep-duplicates", is_flag=True, help="Keep records of the same paper under other ids (same DOI, arXiv id, title and first author, or abstract) as separate papers.")
 @click.option("--store/--no-store", "with_store", default=True, show_default=True,
               help="Also load the graph into its SPARQL store now, which ad-hoc queries and kg serve open at once (else the first of them loads it).")
 @with_progress
@@ -54,6 +57,9 @@ def build(
     update_graph: Path | None,
     engine: str,
     scheduler: str | None,
+    venue: str | None,
+    year: int | None,
+    keep_duplicates: bool,
     with_store: bool,
 ) -> None:
     """Build a knowledge graph from paper lists (the bundled ICML 2024 sample when no INPUT is given)."""
@@ -77,8 +83,14 @@ def build(
     }
     read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
+        if venue is not None or year is not None:
+            from kg.core.errors import UsageError
+
+            raise UsageError("--venue and --year are not yet read by --engine dask (which keeps copies of one paper apart, as "
+                             "--keep-duplicates); build locally, or add the fields to the records")
         _cluster_build(inputs, output, update_graph, scheduler, options, read)
         return
+    options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
     if render_html:
@@ -102,6 +114,8 @@ def build(
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+    for note in built.notes:  # advice, after the work is done: fields not read, papers without a venue or year
+        click.echo(f"note: {note}", err=True)
 
 
 def _page(graph: Path) -> None:
@@ -127,14 +141,15 @@ Examples:
   kg export graphs/my.ttl -o my.graphml         for Gephi, Cytoscape, yEd
   kg export graphs/my.ttl -o concepts.gexf --view concepts
   kg export graphs/my.ttl -o links.csv            papers × concepts: score, evidence spans
+  kg export graphs/my.ttl -o papers.csv --table papers
   kg export graphs/my.ttl -o concepts.csv --table concepts""")
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-f", "--format", "fmt",
               help="ttl, nt, nq, trig, jsonld, xml; graphml, gexf for graph tools; csv for spreadsheets [from the -o suffix, else ttl].")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="File to write [standard output].")
 @click.option("--view", type=click.Choice(["papers", "concepts"]), default="papers", show_default=True, help="GraphML/GEXF: paper–concept graph or concept co-occurrence graph.")
-@click.option("--table", type=click.Choice(["links", "concepts"]), default="links", show_default=True,
-              help="CSV: one row per paper–concept link (score, evidence), or one per concept (counts).")
+@click.option("--table", type=click.Choice(["links", "papers", "concepts"]), default="links", show_default=True,
+              help="CSV: one row per paper–concept link (score, evidence), per paper (authors, venue, DOI, subjects), or per concept (counts).")
 @with_progress
 @clean_errors
 def export(graph: Path, fmt: str | None, output: Path | None, view: str, table: str) -> None:
@@ -162,7 +177,8 @@ Examples:
   kg render graphs/my.ttl --view map --max-nodes 300
   kg render graphs/my.ttl --concept "reinforcement learning" --hops 1""")
 @click.argument("graph", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="HTML file to write [GRAPH with .html].")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="HTML file to write [GRAPH with .html; with --concept or --query a page of its own: GRAPH-CONCEPT.html, GRAPH-QUERY.html].")
 @click.option("--view", type=click.Choice(["papers", "concepts", "map"]),
               help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
                    "drill-down [map for large graphs, else papers].")
@@ -188,11 +204,20 @@ def render(
     """Draw a graph as an interactive HTML page that works offline."""
     from kg.views.render import render as render_graph
 
-    page = render_graph(graph, output or graph.with_suffix(".html"), view=view, concept=concept, hops=hops,
+    page = render_graph(graph, output or _page_for(graph, concept, query), view=view, concept=concept, hops=hops,
                         query=query, params=params_of(params), max_nodes=max_nodes, title=title)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)
+
+
+def _page_for(graph: Path, concept: str | None, query: str | None) -> Path:
+    """The default page of `kg render`: the graph's own page, or for one concept or query a page beside it of its own
+    (graphs/icml2024-reinforcement-learning.html), so drawing a part never writes over the page of the whole."""
+    from kg.graph.vocabulary import slug
+
+    part = concept if concept is not None else Path(query).stem if query is not None else None
+    return graph.with_suffix(".html") if part is None else graph.with_name(f"{graph.stem}-{slug(part)}.html")
 
 
 def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any],
@@ -235,10 +260,15 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
     result = update_graph(graph, inputs, output=output, derived=derived, **options)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
+    held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
     if not result.changed:
-        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it")
+        click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it{held}")
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
         return result.path
-    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph")
+    click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)

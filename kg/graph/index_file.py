@@ -19,7 +19,7 @@ from kg.graph.stamp import GraphIndex, beside, derived, describes
 from kg.graph.vocabulary import FABIO, FOAF, PROV
 
 SUFFIX = ".kg-query.sqlite"
-SCHEMA = 7  # raised when the tables change: an index of another schema is stale
+SCHEMA = 8  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:
@@ -115,6 +115,7 @@ def known(index: Path) -> GraphIndex:
             frozenset(v for (v,) in values(typed, FOAF + "Person")),
             frozenset(v for (v,) in values(typed, FABIO + "ConferenceProceedings")),
             frozenset(v for (v,) in values("SELECT t.value FROM scheme_version JOIN term AS t ON t.id = scheme_version.o")),
+            dict(values("SELECT d.value, p.value FROM doi JOIN term AS d ON d.id = doi.o JOIN term AS p ON p.id = doi.s")),
         )
     finally:
         db.close()

@@ -37,7 +37,7 @@ from kg.graph.facts import digest
 from kg.graph.index_file import index_path, lowercase, nul_free, stamp_text
 from kg.graph.index_tables import DERIVED, STAGED, TABLES
 from kg.graph.terms import Term
-from kg.graph.vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
+from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
 
 TYPE = RDF + "type"
 # view name -> predicate: the triples kept (a NAME.sql reads the views)
@@ -47,7 +47,8 @@ PREDICATES: dict[str, str] = {
     "year": FABIO + "hasPublicationYear", "proposes": KG + "proposes", "on_property": KG + "onProperty",
     "size": KG + "size", "member": KG + "member", "pagerank": KG + "pagerank", "concept": KG + "concept",
     "weight": KG + "weight", "jaccard": KG + "jaccard", "pmi": KG + "pmi", "paper": KG + "paper", "cosine": KG + "cosine",
-    "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion",
+    "shared_concepts": KG + "sharedConcepts", "scheme_version": KG + "schemeVersion", "part_of": DCTERMS + "isPartOf",
+    "doi": BIBO + "doi",
 }
 # the types kept: the queries' and those an update reads (kg.graph.index_file.known: builds, authors, venues)
 TYPES = frozenset({SKOS + "Concept", FABIO + "ResearchPaper", KG + "Community", KG + "Relatedness", KG + "Similarity",

@@ -68,7 +68,8 @@ def concept(text: str, names: Names, where: str) -> str:
     if len(found) == 1:
         return found[0]
     if found:
-        raise UsageError(f"{where}: {text!r} names several concepts ({', '.join(found)}); pass the IRI")
+        named = [iri[len(KGC):] if iri.startswith(KGC) else f"<{iri}>" for iri in found]
+        raise UsageError(f"{where}: {text!r} names several concepts: {', '.join(named)}; pass one of these instead")
     if _other_case(text, KGC, names.is_concept):  # the slug in another case or spelling ("Reinforcement-Learning")
         return KGC + slug(text)
     if IRI.match(text) and "/" in text:

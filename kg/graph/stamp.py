@@ -42,6 +42,7 @@ class GraphIndex:
     authors: frozenset[str] = frozenset()  # foaf:Person IRIs
     venues: frozenset[str] = frozenset()  # fabio:ConferenceProceedings IRIs
     versions: frozenset[str] = frozenset()  # kg:schemeVersion values
+    dois: dict[str, str] = field(default_factory=dict)  # bibo:doi -> paper IRI (from the query index; a scan leaves it empty)
 
 
 def scan(graph: str | Path) -> GraphIndex:

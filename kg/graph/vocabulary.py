@@ -22,6 +22,7 @@ OA = "http://www.w3.org/ns/oa#"
 PROV = "http://www.w3.org/ns/prov#"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
 OWL = "http://www.w3.org/2002/07/owl#"
+BIBO = "http://purl.org/ontology/bibo/"
 
 DEFAULT_BASE = BASE
 
@@ -60,6 +61,7 @@ class Namespaces:
             "prov": PROV,
             "skos": SKOS,
             "owl": OWL,
+            "bibo": BIBO,
         }
 
     def paper(self, paper_id: str) -> str:

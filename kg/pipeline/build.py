@@ -30,6 +30,7 @@ class Built:
     problems: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     ns: Namespaces = Namespaces()
+    notes: tuple[str, ...] = ()  # advice about the inputs: fields not read, papers without a venue or year
 
     def triples(self) -> Iterator:
         """Every triple of the graph, in the fixed order that makes builds byte-identical."""
@@ -65,12 +66,16 @@ def build(
     jobs: int = 1,
     progress: bool | None = None,
     ids: Collection[str] | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+    keep_duplicates: bool = False,
 ) -> Built:
     """Read inputs (the bundled sample when None), extract concept links, and return the graph.
 
     `jobs` worker processes share the extraction (same output for any number); `progress` shows a
     bar on stderr (None: when kg.core.progress is on). With `ids`, only the papers with those ids are kept (kg.evaluate builds the
-    papers an expert file lists out of a larger file).
+    papers an expert file lists out of a larger file). `venue` and `year` go to papers without one; records of the same
+    paper under other ids (DOI, arXiv id, title and first author, abstract) are kept once unless `keep_duplicates`.
     """
     ns = Namespaces(base)  # validate options before any work
     if jobs < 1:
@@ -81,7 +86,7 @@ def build(
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
     with progress_.step(f"reading {', '.join(str(p) for p in paths)}", show=progress):
-        got = ingest.read(paths, skip_bad=skip_bad)  # before the (slow) extractor: bad input fails fast
+        got = ingest.read(paths, skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)  # before the (slow) extractor: bad input fails fast
     if ids is not None:
         kept = tuple(p for p in got.papers if p.id in ids)
         if not kept:
@@ -97,7 +102,7 @@ def build(
         papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
     else:
         papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
-    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns)
+    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns, got.notes)
 
 
 def _named(run: extract.Extractor, papers: Sequence[ingest.Paper], exc: Exception, start: int) -> Exception:

@@ -7,13 +7,14 @@ import os
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
+from urllib.parse import quote
 
 from kg.core.defaults import VERSION as __version__
 from kg.core.errors import InputError, UsageError
 from kg.extract import Extraction
 from kg.extract.ingest import Paper
 from kg.extract.scheme import Scheme
-from kg.graph.vocabulary import DCTERMS, DEFAULT_BASE, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
+from kg.graph.vocabulary import BIBO, DCTERMS, DEFAULT_BASE, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
 
 
 def paper_slugs(ids: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
@@ -166,7 +167,7 @@ def _terms() -> dict:
         "PositionSelector": OA + "TextPositionSelector", "start": OA + "start", "end": OA + "end",
         "nonNegativeInteger": XSD + "nonNegativeInteger", "QuoteSelector": OA + "TextQuoteSelector",
         "exact": OA + "exact", "evaluatesOn": KG + "evaluatesOn", "proposes": KG + "proposes", "Method": KG + "Method",
-        "onProperty": KG + "onProperty",
+        "onProperty": KG + "onProperty", "doi": BIBO + "doi", "otherId": BIBO + "identifier", "seeAlso": RDFS + "seeAlso",
     }
     terms: dict = {key: N(iri) for key, iri in names.items()}
     terms.update(offsets={}, scores={}, nodes={})  # caches of terms met while building
@@ -181,6 +182,7 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
     p = N(f"{ns.base}paper/{segment}")
     yield T(p, a, t["ResearchPaper"])
     yield T(p, t["identifier"], L(paper.id))
+    yield from _identifiers(p, paper, t)
     if paper.title:
         yield T(p, t["title"], L(paper.title))
     yield T(p, t["label"], L(paper.title or ex.label))
@@ -239,6 +241,21 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
         for tm in link.title_mentions:
             n += 1
             yield from _annotation(t, f"{key}{n}", _node(t, tm.concept), p, tm.start, tm.end, tm.exact, score, t["title"])
+
+
+def _identifiers(p, paper: Paper, t: dict) -> Iterator:
+    """A paper's DOI (bibo:doi), arXiv id and the ids of its other records (bibo:identifier), with links to the resolvers."""
+    import pyoxigraph as ox
+
+    N, L, T = ox.NamedNode, ox.Literal, ox.Triple
+    if paper.doi:
+        yield T(p, t["doi"], L(paper.doi))
+        yield T(p, t["seeAlso"], N("https://doi.org/" + quote(paper.doi, safe="/:;()._-")))
+    if paper.arxiv:
+        yield T(p, t["otherId"], L("arXiv:" + paper.arxiv))
+        yield T(p, t["seeAlso"], N("https://arxiv.org/abs/" + quote(paper.arxiv, safe="/._-")))
+    for alias in paper.aliases:
+        yield T(p, t["otherId"], L(alias))
 
 
 # A method the paper names as its own contribution ("we propose QORA") is certain evidence.

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 from kg import extract
 from kg.core.errors import InputError, UsageError
-from kg.extract import ingest
+from kg.extract import dedup, ingest
 from kg.extract import scheme as scheme_
 from kg.graph.facts import digest
 from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing, refuse_overwrite
@@ -45,6 +45,8 @@ class Updated:
     unchanged: int
     problems: tuple[str, ...] = field(default=())
     analysed: bool = False  # the graph holds a `kg analyze` result, which describes the papers before the update
+    duplicates: int = 0  # papers of the inputs the graph holds under another id (same abstract), of `unchanged`
+    notes: tuple[str, ...] = field(default=())  # advice about the inputs (kg.extract.ingest.Ingested.notes)
 
     @property
     def stale_analysis(self) -> bool:
@@ -71,6 +73,9 @@ def update(
     jobs: int = 1,
     progress: bool | None = None,
     derived: Sequence[Derive] = (),
+    venue: str | None = None,
+    year: int | None = None,
+    keep_duplicates: bool = False,
 ) -> Updated:
     """Add the papers of `inputs` that `graph` lacks (or has with another abstract); write to `output` or in place
     (`derived`: what makes the output's page or store once it is written, in the same transaction).
@@ -78,6 +83,8 @@ def update(
     The update is one transaction on the output (kg.graph.handle.GraphFile.transaction): its lock is held for the
     whole update, so a second writer of the same graph (an update, a build, `kg analyze`) waits, then reads the
     graph the first one wrote; and the result replaces nothing that changed since the update read the graph.
+    A paper the graph holds under another id (the same DOI or abstract) is not added again unless `keep_duplicates`
+    (kg.extract.dedup.in_graph).
     """
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
@@ -86,7 +93,8 @@ def update(
     source = GraphFile.existing(graph)
     with GraphFile(out).transaction(source, derived=derived) as writing:
         return _update(writing, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
-                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress)
+                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress,
+                       read=dict(venue=venue, year=year, keep_duplicates=keep_duplicates))
 
 
 def _update(
@@ -102,6 +110,7 @@ def _update(
     skip_bad: bool,
     jobs: int,
     progress: bool | None,
+    read: dict,
 ) -> Updated:
     ns = Namespaces(base)
     if jobs < 1:
@@ -113,7 +122,7 @@ def _update(
     target.refuse_sharded()
     files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
     scheme = scheme_.load(files)
-    got = ingest.read(paths, skip_bad=skip_bad)
+    got = ingest.read(paths, skip_bad=skip_bad, **read)
     known = source.known()  # from the graph's query index (made by one parse if missing): an append adds to a copy of it
     existing = known.facts
     if not existing.builds:
@@ -125,11 +134,14 @@ def _update(
             f"{graph} was built with concept scheme version {', '.join(sorted(existing.versions))}, "
             f"the scheme now is {', '.join(scheme.versions)}; run a full 'kg build' instead of --update"
         )
+    # The dedup hook: papers the graph holds under other ids are reported, not added (kg.extract.dedup).
+    fresh, held, duplicates = (list(got.papers), [], 0) if read["keep_duplicates"] else dedup.in_graph(got.papers, existing.digests, existing.ids, digest, existing.dois)
+    problems = (*got.problems, *dedup.summarised(held, "papers already in the graph"))
     new: list[ingest.Paper] = []
     replaced: set[str] = set()
     folder = ns.base + "paper/"
     segments: dict[str, str] = {}
-    for paper in got.papers:
+    for paper in fresh:
         iri = existing.ids.get(paper.id)
         if iri is not None and existing.digests.get(iri) == digest(paper.abstract):
             continue
@@ -143,7 +155,7 @@ def _update(
     if not new:
         if out != graph:
             writing.copy(known.index)
-        return Updated(out, 0, 0, unchanged, got.problems)
+        return Updated(out, 0, 0, unchanged, problems, duplicates=duplicates, notes=got.notes)
     run = extract.make_extractor(extractor, scheme, threshold, model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
     build = triples.build_node(new, ns)
@@ -157,7 +169,7 @@ def _update(
     else:
         writing.append(added, ns=ns, base=known.index)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
-    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, got.problems, analysed)
+    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, problems, analysed, duplicates, got.notes)
 
 
 def _without(triples: list, papers: set[str]) -> list:

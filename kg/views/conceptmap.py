@@ -37,14 +37,23 @@ def concept_map(index: Scene, title: str, max_concepts: int = MAP_CONCEPTS) -> V
     pairs: Counter[tuple[str, str]] = Counter()
     pair_years: dict[tuple[str, str], Counter[str]] = {}
     concept_years: dict[str, Counter[str]] = {c: Counter() for c in kept}
+    venue_of, venues = _venues(index)
+    # the same counts per venue (its number in `venues`), for the map's venue filter
+    concept_venues: dict[str, dict[int, Counter[str]]] = {c: {} for c in kept}
+    pair_venues: dict[tuple[str, str], dict[int, Counter[str]]] = {}
     for paper, concepts in index.concepts_of.items():
         mine = sorted({c for c in concepts if c in keep})
         year = year_of.get(paper, "")
+        venue = venue_of.get(paper)
         for i, a in enumerate(mine):
             concept_years[a][year] += 1
+            if venue is not None:
+                concept_venues[a].setdefault(venue, Counter())[year] += 1
             for b in mine[i + 1 :]:
                 pairs[(a, b)] += 1
                 pair_years.setdefault((a, b), Counter())[year] += 1
+                if venue is not None:
+                    pair_venues.setdefault((a, b), {}).setdefault(venue, Counter())[year] += 1
     links = _strongest(pairs, count)
     area_of = {c: index.label(index.areas.get(c, c)) for c in kept}
     positions = _layout(kept, links, area_of)
@@ -71,7 +80,26 @@ def concept_map(index: Scene, title: str, max_concepts: int = MAP_CONCEPTS) -> V
             "papersTotal": len(index.papers),
         }
     }
+    if len(venues) > 1:  # venues side by side: the filter picks one
+        extra["map"].update(
+            venues=venues,
+            conceptVenues={c: {str(v): dict(sorted(n.items())) for v, n in sorted(by.items())} for c, by in concept_venues.items() if by},
+            edgeVenues={f"{a} {b}": {str(v): dict(sorted(n.items())) for v, n in sorted(pair_venues[(a, b)].items())}
+                        for a, b in sorted(links) if (a, b) in pair_venues},
+        )
     return View(title, nodes, edges, note, None, len(ranked), extra)
+
+
+def _venues(index: Scene) -> tuple[dict[str, int], list[str]]:
+    """Each paper's venue as a number, and the venues' labels in that numbering (sorted)."""
+    label_of = {}
+    for paper in index.concepts_of:
+        venue = index.first(paper, DCTERMS + "isPartOf")
+        if venue:
+            label_of[paper] = index.label(venue)
+    names = sorted(set(label_of.values()))
+    number = {name: i for i, name in enumerate(names)}
+    return {p: number[name] for p, name in label_of.items()}, names
 
 
 def _strongest(pairs: Counter[tuple[str, str]], count: Counter[str]) -> set[tuple[str, str]]:

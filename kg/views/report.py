@@ -18,6 +18,7 @@ from kg.graph.atomic import atomic_write
 from kg.graph.facts import Facts
 from kg.graph.handle import refuse_overwrite
 from kg.views.analyze import Analysis, compute
+from kg.views.venues import shares
 
 TOP = 20  # concepts in the bar chart and tables
 HEAT = 15  # concepts in the co-occurrence heat map
@@ -52,6 +53,7 @@ def report_html(graph: str | Path, out_dir: str | Path = ".") -> str:
         _chart_section("areas", "Papers per top-level area", "A paper counts once in each area its concepts fall under: each concept's area is the one the rendered graph colours it by and the GraphML/GEXF export gives it (the nearest top concept up skos:broader).",
                        _bar_svg("areas", _areas(facts), "papers")),
         _trends_section(facts, top[:TRENDS]),
+        _venues_section(facts),
         _chart_section("cooccurrence", "Co-occurrence of the top concepts", "Shared papers between pairs of the most frequent concepts.",
                        _heat_svg(facts, top[:HEAT])),
         _communities(result),
@@ -117,6 +119,23 @@ def _trends_section(facts: Facts, concepts: list[str]) -> str | None:
         return None  # one year (or none) has no trend to show
     return _chart_section("trends", "Trends per year", "Papers per year (top) and the share of each year's papers about the most frequent concepts (bottom).",
                           _trend_svg(facts, concepts, years))
+
+
+def _venues_section(facts: Facts) -> str | None:
+    """The share of each venue's papers of a year about the top concepts, venues side by side (kg.views.venues)."""
+    found = shares(facts)
+    if len(found.groups) < 2:
+        return None  # one venue (or none) has nothing to compare with
+    head = "<tr><th>concept</th>" + "".join(
+        f"<th class=\"n\">{_e(v)}{' ' + _e(y) if y else ''}<br><span class=\"note\">{found.papers[(v, y)]} papers</span></th>"
+        for v, y in found.groups) + "</tr>"
+    rows = "".join(
+        f"<tr><td>{_e(facts.label(c))}</td>" + "".join(
+            f"<td class=\"n\">{100 * found.share(c, g):.0f}% <span class=\"note\">({found.counts.get((c, g), 0)})</span></td>" for g in found.groups)
+        + "</tr>" for c in found.concepts)
+    caption = ("Share of each venue's papers of the year about each concept (papers about a narrower concept count for the "
+               "broader one), for the venues and years with the most papers. All of them: kg query topics-by-venue.")
+    return f"<section id=\"venues\">\n<h2>Venues side by side</h2>\n<p class=\"note\">{_e(caption)}</p>\n<table>{head}{rows}</table>\n</section>"
 
 
 def _text(label: str, width: int = 40) -> str:

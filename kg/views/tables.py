@@ -1,9 +1,10 @@
-"""CSV tables of a graph file for spreadsheets, pandas and datasette: paper–concept links, and concepts with counts.
+"""CSV tables of a graph file for spreadsheets, pandas and datasette: paper–concept links, papers, and concepts with counts.
 
 One table a file, as `csvs-to-sqlite`, datasette and `pandas.read_csv` expect: `kg export -f csv` writes
 the links (one row per paper and concept it mentions, with the score and the evidence spans),
-`--table concepts` the concepts. Both come from one streamed parse of the graph file; no SPARQL store
-is built. Columns are in `LINK_COLUMNS` and `CONCEPT_COLUMNS` (docs/serve.md describes them).
+`--table papers` the papers (one row each, with authors, venue, DOI and subjects), `--table concepts` the concepts.
+All come from one streamed parse of the graph file; no SPARQL store
+is built. Columns are in `LINK_COLUMNS`, `PAPER_COLUMNS` and `CONCEPT_COLUMNS` (docs/serve.md describes them).
 
 Titles, venues and labels come from whoever wrote the paper list or the scheme, and a spreadsheet evaluates
 a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage return before one) as a formula:
@@ -24,10 +25,11 @@ from typing import IO, Any
 
 from kg.core.errors import UsageError
 from kg.graph import files
-from kg.graph.vocabulary import DCTERMS, FABIO, KG, OA, RDF, RDFS, SKOS
+from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
 
-TABLES = ("links", "concepts")
+TABLES = ("links", "papers", "concepts")
 LINK_COLUMNS = ("paper_id", "paper", "title", "year", "venue", "concept", "label", "score", "subject", "mentions", "evidence")
+PAPER_COLUMNS = ("paper_id", "paper", "title", "year", "venue", "authors", "doi", "subjects", "abstract")
 CONCEPT_COLUMNS = ("concept", "label", "papers", "mentioned_in", "mentions", "broader")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may evaluate at the start of a cell (OWASP)
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -46,6 +48,9 @@ class _Paper:
     title: str = ""
     year: str = ""
     venue: str = ""
+    abstract: str = ""
+    doi: str = ""
+    creators: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -69,6 +74,7 @@ class _Read:
     papers: dict[str, _Paper] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # rdfs:label of papers and venues
     concepts: set[str] = field(default_factory=set)
+    typed: set[str] = field(default_factory=set)  # the fabio:ResearchPaper resources (a scheme has a dcterms:title too)
     labels: dict[str, str] = field(default_factory=dict)
     broader: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     subjects: set[tuple[str, str]] = field(default_factory=set)
@@ -95,6 +101,7 @@ def _read(graph: str | Path) -> _Read:
     def set_type(s: str, o: str) -> None:
         if o == paper_class:
             paper(s)
+            r.typed.add(s)
         elif o == concept_class:
             r.concepts.add(s)
 
@@ -104,6 +111,10 @@ def _read(graph: str | Path) -> _Read:
         title_property: lambda s, o: setattr(paper(s), "title", o),
         FABIO + "hasPublicationYear": lambda s, o: setattr(paper(s), "year", o),
         DCTERMS + "isPartOf": lambda s, o: setattr(paper(s), "venue", o),
+        DCTERMS + "abstract": lambda s, o: setattr(paper(s), "abstract", o),
+        DCTERMS + "creator": lambda s, o: paper(s).creators.append(o),
+        BIBO + "doi": lambda s, o: setattr(paper(s), "doi", o),
+        FOAF + "name": r.names.__setitem__,
         RDFS + "label": r.names.__setitem__,
         SKOS + "prefLabel": r.labels.__setitem__,
         SKOS + "broader": lambda s, o: r.broader[s].append(o),
@@ -166,6 +177,17 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
             evidence = " | ".join(f"{where}[{a}:{b}] {exact}" for where, a, b, exact in spans)
             write((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue), concept,
                           r.labels.get(concept, ""), score, int((paper_iri, concept) in r.subjects), len(spans), evidence))
+            rows += 1
+    elif table == "papers":
+        write(PAPER_COLUMNS)
+        subjects: dict[str, list[str]] = defaultdict(list)
+        for paper_iri, concept in sorted(r.subjects):
+            subjects[paper_iri].append(r.labels.get(concept, concept))
+        for paper_iri, p in r.papers.items():
+            if paper_iri not in r.typed:
+                continue
+            write((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue),
+                   "; ".join(r.names.get(a, a) for a in p.creators), p.doi, "; ".join(sorted(subjects[paper_iri])), p.abstract))
             rows += 1
     else:
         write(CONCEPT_COLUMNS)
