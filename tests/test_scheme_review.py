@@ -448,3 +448,41 @@ def test_in_scheme_topics_an_expert_gave_link_where_the_abstract_writes_them(tex
 ])
 def test_fixed_labels_still_need_their_sense(text: str, wrong: str) -> None:
     assert wrong not in _found(text)
+
+
+# Topics experts gave that the scheme had no concept for (issue #35): each now a concept that links where an abstract
+# writes it, and rolls up to a parent every paper about it is about.
+@pytest.mark.parametrize(("text", "meant", "parent"), [
+    ("We study multi-agent path finding (MAPF): agents must reach their goals on a grid without collisions.",
+     "multi-agent-path-finding", "planning"),
+    ("Edge classification predicts the type of each transaction in a financial graph.", "edge-classification", "graph-learning"),
+    ("We show that attention sinks emerge in the first token of language models during pretraining.", "attention-sink", "self-attention"),
+    ("Autoformalization translates natural language mathematics into Isabelle statements.", "autoformalization", "mathematical-reasoning"),
+    ("Premise selection retrieves the useful lemmas from a large formal library.", "premise-selection", "automated-reasoning"),
+    ("Topological deep learning extends message passing to simplicial and cell complexes.", "topological-deep-learning",
+     "geometric-deep-learning"),
+    ("We learn visual affordances that tell a robot where to grasp and open articulated objects.", "affordance-learning", "robotics"),
+    ("Unsupervised object-centric learning decomposes scenes into slots with slot attention.", "object-centric-representation-learning",
+     "representation-learning"),
+    ("Multi-agent debate among LLMs improves factuality: several models argue over rounds.", "multi-agent-debate", "llm-agents"),
+    ("Contact-rich manipulation tasks such as peg insertion need force feedback.", "contact-rich-manipulation", "robotic-manipulation"),
+    ("Repository-level code completion needs context from other files of the repository.", "repository-level-code-generation",
+     "code-generation"),
+    ("Prompt extraction attacks recover the hidden system prompt of a deployed chatbot.", "prompt-extraction", "machine-learning-security"),
+    ("We learn neural compression of images and video with a rate-distortion objective.", "neural-compression", "data-compression"),
+    ("Point-supervised instance segmentation needs only one annotated point per object.", "point-supervision", "weakly-supervised-learning"),
+    ("Probabilistic embeddings represent each image as a Gaussian distribution in the embedding space.", "probabilistic-embeddings",
+     "representation-learning"),
+    ("We predict material properties of crystals: crystal property prediction from the periodic structure.",
+     "material-property-prediction", "materials-discovery"),
+    ("Oversquashing limits long-range interactions in graphs that message passing needs.", "long-range-interactions-in-graphs",
+     "graph-neural-network"),
+    ("Agents that learn diverse behaviors are more robust; we optimise behavior diversity.", "behavior-diversity", "reinforcement-learning"),
+    ("We learn counterfactually invariant predictors using a causal graph of the features.", "counterfactual-invariance", "causality"),
+    ("Multi-image understanding asks a model to reason across several pictures in one conversation.", "multi-image-understanding",
+     "vision-language-model"),
+    ("Transformers fail to recognise context-free languages such as Dyck languages.", "context-free-languages", "formal-languages"),
+])
+def test_topics_experts_gave_have_concepts_that_link(scheme: scheme_.Scheme, text: str, meant: str, parent: str) -> None:
+    assert meant in _found(text)
+    assert KGC + parent in scheme.ancestors(KGC + meant)
