@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from kg.extract.salience import PRIOR_RATE, Prior
 from kg.extract.scheme import KG, Scheme
@@ -42,20 +42,7 @@ FEATURES: tuple[str, ...] = (
     "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
-    "similarity",  # cosine of the paper's words with the concept's profile (kg.extract.profiles), 0 without one
-    "has_profile",
-    "similarity_gap",  # similarity less the highest similarity of the paper's candidates (0 for the best)
-    "similarity_rank",  # 1/(rank by similarity among the paper's candidates with a profile)
-    "form_only",  # every mention is a form of a label, not the label as written (kg.extract.forms)
-    "composite_only",  # every mention is a composite: another concept's mention and this label's other words
 )
-# A form is weighed on its own: these features count again, as "form_x_NAME", on candidates found only as forms.
-FORM_INTERACTIONS: tuple[str, ...] = (
-    "mentions", "best_weight", "first_sentence", "focus", "passing_share", "listed_share", "corpus_rate",
-    "topicality", "depth", "narrower_in_scheme", "broader_mentioned", "narrower_mentioned", "label_words",
-    "similarity", "similarity_gap",
-)
-FEATURES += tuple(f"form_x_{name}" for name in FORM_INTERACTIONS)
 
 
 @dataclass(frozen=True)
@@ -89,10 +76,8 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact
-# case, and how it was found (LABEL as written, FORM or COMPOSITE: kg.extract.forms).
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool, int]
-LABEL, FORM, COMPOSITE = 0, 1, 2
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
 
 
 def candidate_rows(
@@ -103,21 +88,16 @@ def candidate_rows(
     text_length: int,
     facts: ConceptFacts,
     priors: dict[str, Prior],
-    similarity: Mapping[str, float | None] | None = None,
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned or named in the title), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
     for note in notes:
         by_concept.setdefault(note[0], []).append(note)
     concepts = sorted(set(by_concept) | title_concepts)
-    total = max(1, sum(1 for n in notes if n[9] == LABEL))
+    total = max(1, len(notes))
     sums = {c: sum(n[3] for n in by_concept.get(c, ())) + (2.0 if c in title_concepts else 0.0) for c in concepts}
-    # A paper's labels as written rank its candidates and tell narrower from broader: forms do not move them.
-    present = {c for c in concepts if c in title_concepts or any(n[9] == LABEL for n in by_concept.get(c, ()))}
-    ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (c not in present, -sums[c], c)))}
-    similar = {c: s for c in concepts if (s := (similarity or {}).get(c)) is not None}
-    best_similarity = max(similar.values(), default=0.0)
-    by_similarity = {c: i + 1 for i, c in enumerate(sorted(similar, key=lambda c: (-similar[c], c)))}
+    ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (-sums[c], c)))}
+    present = set(concepts)
     rows = []
     last = max(0, sentences - 1)
     for c in concepts:
@@ -153,15 +133,7 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
-            similar.get(c, 0.0),
-            float(c in similar),
-            similar[c] - best_similarity if c in similar else 0.0,
-            1.0 / by_similarity[c] if c in similar else 0.0,
-            float(n > 0 and not in_title and all(m[9] != LABEL for m in ms)),
-            float(n > 0 and not in_title and all(m[9] == COMPOSITE for m in ms)),
         ])
-        row = rows[-1]
-        row.extend(row[i] * row[_FORM_ONLY] for i in _INTERACTING)
     return concepts, rows
 
 
@@ -170,8 +142,6 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_FORM_ONLY = FEATURES.index("form_only")
-_INTERACTING = tuple(FEATURES.index(name) for name in FORM_INTERACTIONS)
 _IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA = (
     FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella")
 )

@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Sequence
 
 from kg.extract import acronyms, contributions, salience
-from kg.extract import profiles as concept_profiles
-from kg.extract.forms import FormIndex, words_of
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
-from kg.extract.features import COMPOSITE, FORM, LABEL, ConceptFacts, MentionNote, candidate_rows, choose, eligible
+from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
 from kg.extract.records import Extraction, Link, Mention, Method
@@ -38,9 +36,6 @@ def make_nlp():  # -> spacy.Language
     from spacy.attrs import NORM
 
     nlp = spacy.blank("en")
-    # "learning(RL)" written without a space reads as "learning ( RL )", as it does with one.
-    infixes = (*nlp.Defaults.infixes, r"(?<=[a-z])\((?=[A-Za-z])")
-    nlp.tokenizer.infix_finditer = spacy.util.compile_infix_regex(infixes).finditer
     nlp.vocab.lex_attr_getters[NORM] = _norm
     for lexeme in nlp.vocab:
         lexeme.norm_ = _norm(lexeme.orth_)
@@ -223,7 +218,6 @@ class _Read:
     methods: tuple[tuple[int, int], ...]
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
-    words: tuple[str, ...] = ()  # the stems of the title's and the abstract's content words (kg.extract.profiles)
 
 
 class PhraseExtractor:
@@ -243,9 +237,6 @@ class PhraseExtractor:
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.senses = SenseMatcher(self.nlp, scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
-        exact_case = {label for c in scheme.concepts.values() for label in c.labels if _is_acronym(label)}
-        self.forms = FormIndex.of(scheme, exact_case)
-        self.profiles = concept_profiles.load()
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -286,12 +277,10 @@ class PhraseExtractor:
             # Concepts the reference corpus does not know (a user's scheme): this build's own counts stand in.
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
-        out = []
-        for r in read:
-            vector = self.profiles.vector(r.words)
-            similar = {c: self.profiles.similarity(vector, c) for c in {n[0] for n in r.notes} | r.title_concepts}
-            out.append(candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, similar))
-        return out
+        return [
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors)
+            for r in read
+        ]
 
     def _concept_spans(self, doc) -> list[tuple[str, int, int, bool]]:
         """(concept, start char, end char, exact-case match) for every label match in a doc."""
@@ -328,7 +317,7 @@ class PhraseExtractor:
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        notes = tuple((*k, *d, k in exact, LABEL) for k, d in zip(kept, ctx.describe(kept, text)))
+        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_spans = (
             self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, self.cues(title_doc)), title_doc.text, docs)
@@ -336,35 +325,20 @@ class PhraseExtractor:
         )
         title_kept = _longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)
-        # The forms writers use for concepts the paper names by no label (kg.extract.forms), described apart so
-        # that the label matches read as they do without them.
-        named = {k[0] for k in kept} | title
-        words = words_of(doc)
-        forms = [f for f in self.forms.find(words, ctx.sentence_starts, kept) if f[0] not in named]
-        spans_of_forms = [(c, a, b) for c, a, b, _ in forms]
-        notes += tuple(
-            (*k, *d, False, COMPOSITE if f[3] else FORM) for k, d, f in zip(spans_of_forms, ctx.describe(spans_of_forms, text), forms)
-        )
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        stems = tuple(w[2] for w in words_of(title_doc)) if title_doc is not None else ()
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), stems + tuple(w[2] for w in words))
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
 
     def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
         abstract = r.paper.abstract
         by_concept: dict[str, list[Mention]] = {}
-        labelled = set(r.title_concepts)  # concepts named by a label as written, not only by a form of one
-        for concept, a, b, weight, *_, how in r.notes:
+        for concept, a, b, weight, *_ in r.notes:
             start, end = r.cleaned.original(a, b)
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
-            if how == LABEL:
-                labelled.add(concept)
         links = []
         values = [(round(p, 3), ok) for p, ok in scores]
         for concept, (value, _), subject in zip(concepts, values, choose(values, self.threshold)):
-            if not subject and concept not in labelled:
-                continue  # a form is evidence for a subject; one that is not a subject is no mention to keep
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
             title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
             links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms))
