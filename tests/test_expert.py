@@ -87,6 +87,7 @@ papers 5: 5 in the graph, 0 with no about topic
 precision 0.667  recall 0.375  F1 0.480  (4 of 6 subjects right, 3 of 8 topics found)
 recall over in-scheme topics 0.429  (7 topics whose label names a concept)
 subjects a paper 1.200 (expert topics a paper 1.600)
+generic share 0.167  (subjects right only as the broader area of an about topic)
 subjects on a not_about concept: tool-baseline-dataset 0, passing-mention 1, sense 0
 wrong subjects by kind: tool-baseline-dataset 0, passing-mention 1, sense 0, not listed 1
 misses by cause: no concept in the scheme 1, never matched 2, matched under the threshold 1, rolled up elsewhere 1"""
@@ -154,6 +155,34 @@ def test_report_and_verbose_detail(files: dict[str, Path]) -> None:
     verbose = runner.invoke(cli, ["eval", "--expert", str(files["expert"]), str(files["graph"]), "-v"])
     assert verbose.exit_code == 0, verbose.output
     assert verbose.output == VERBOSE + REPORT + "\n"
+
+
+def test_generic_share_counts_subjects_right_only_as_a_broader_area(files: dict[str, Path]) -> None:
+    """d's reinforcement learning lies above the expert's model-based RL: right by the rule, but generic (1 of 6)."""
+    ev = evaluate_expert(files["expert"], files["graph"]).evaluation
+    assert [(p.id, s.concept) for p in ev.papers for s in p.subjects if s.generic] == [("d", C + "reinforcement-learning")]
+    assert ev.generic_share == pytest.approx(1 / 6)
+
+
+def test_kg_beside_a_second_expert_on_the_papers_both_read(files: dict[str, Path], tmp_path: Path) -> None:
+    """--beside scores kg and a second expert's lists against the first expert on the papers both experts read.
+    By hand, on a and b: the second expert's offline RL (below RL), robotics and diffusion model are right (P 1) and
+    find 3 of the 5 topics (4 name a concept); kg's offline RL and diffusion model find 2."""
+    second = _jsonl(tmp_path / "second.jsonl", [
+        {"id": "a", "about": [_topic("offline reinforcement learning"), _topic("robotics")], "not_about": []},
+        {"id": "b", "about": [_topic("diffusion model")], "not_about": []},
+        {"id": "elsewhere", "about": [_topic("robotics")], "not_about": []},
+    ])
+    result = CliRunner().invoke(cli, ["eval", "--expert", str(files["expert"]), str(files["graph"]), "--beside", str(second)])
+    assert result.exit_code == 0, result.output
+    assert """beside a second expert, on the 2 papers both experts read (scored against the first):
+  | reader | P | R | in-scheme R | subjects a paper | generic share |
+  |---|---:|---:|---:|---:|---:|
+  | kg | 1.000 | 0.400 | 0.500 | 1.00 | 0.000 |
+  | second expert | 1.000 | 0.600 | 0.750 | 1.50 | 0.000 |
+""" in result.output
+    alone = CliRunner().invoke(cli, ["eval", str(files["graph"]), "--beside", str(second)])
+    assert alone.exit_code != 0 and "--beside goes with --expert" in alone.output
 
 
 def test_papers_are_built_in_memory_from_a_papers_file(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -53,14 +53,20 @@ def report(graph: Path, output: Path | None) -> None:
 @click.option("--expert", type=click.Path(path_type=Path), help="Score against expert topic lists (JSONL: id, about, not_about) instead; give the GRAPH to score, or --papers.")
 @click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers (JSONL: id, title, abstract) to build in memory, those the expert file lists.")
 @click.option("--vocabulary", type=click.Path(path_type=Path), help="Topic names, one a line [topic-vocabulary.txt beside GOLD].")
+@click.option("--beside", type=click.Path(path_type=Path), help="With --expert: a second expert's lists of some of the same papers; prints kg and the second expert side by side on them.")
 @click.option("-v", "--verbose", is_flag=True, help="List each paper's missed and extra topics (with --keywords: grouped by kind; with --expert: misses by cause, wrong subjects by kind).")
 @with_progress
 @clean_errors
-def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: Path | None, papers: Path | None, vocabulary: Path | None, verbose: bool) -> None:
+def eval_(
+    gold: Path | None, graph: Path | None, keywords: Path | None, expert: Path | None, papers: Path | None,
+    vocabulary: Path | None, beside: Path | None, verbose: bool,
+) -> None:
     """Score a graph's subjects against gold topics, author keywords or expert topic lists: micro precision, recall and F1 [GRAPH: the latest graph in graphs/, else the sample]."""
     from kg.core.errors import UsageError
     from kg.views.evaluate import evaluate, evaluate_expert, evaluate_keywords, expert_report, keyword_report, report
 
+    if beside is not None and expert is None:
+        raise UsageError("--beside goes with --expert: kg eval --expert FIRST.jsonl --beside SECOND.jsonl GRAPH")
     if papers is not None and expert is None:
         raise UsageError("--papers goes with --expert: kg eval --expert EXPERT.jsonl --papers PAPERS.jsonl")
     if expert is not None:
@@ -71,7 +77,7 @@ def eval_(gold: Path | None, graph: Path | None, keywords: Path | None, expert: 
         target = gold or graph
         if (target is None) == (papers is None):
             raise UsageError("with --expert give the GRAPH to score or --papers PAPERS.jsonl (id, title, abstract) to build in memory, one of them")
-        click.echo(expert_report(evaluate_expert(expert, target, papers), verbose=verbose))
+        click.echo(expert_report(evaluate_expert(expert, target, papers, beside), verbose=verbose))
         return
     if keywords is not None:
         if gold is not None and graph is not None:

@@ -102,6 +102,7 @@ class SubjectScore:
     concept: str
     right: bool
     kind: str | None
+    generic: bool = False  # right only as the broader area of an about concept (an umbrella over the topic)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,11 @@ class ExpertEvaluation:
         """About topics a paper, over every paper of the file."""
         return self.topics / len(self.papers) if self.papers else 0.0
 
+    @property
+    def generic_share(self) -> float:
+        """Subjects right only because they lie above an about concept (an umbrella over the topic), over all subjects."""
+        return sum(s.generic for p in self.papers for s in p.subjects) / max(1, self.subjects)
+
     def not_about_hits(self) -> Counter[str]:
         """Subjects whose concept the expert listed as not_about, by kind (right ones included)."""
         return Counter(s.kind for p in self.papers for s in p.subjects if s.kind is not None)
@@ -243,6 +249,7 @@ def _paper(
     scores = []
     for s in sorted(subjects):
         # right: an about concept; else, unless an umbrella, above one (a broader area) or below one
-        right = s in about or (s not in umbrella and (s in up_about or bool(hierarchy.closure((s,)) & about)))
-        scores.append(SubjectScore(s, right, kinds.get(s)))
+        at_or_below = s in about or bool(hierarchy.closure((s,)) & about)
+        right = s in about or (s not in umbrella and (s in up_about or at_or_below))
+        scores.append(SubjectScore(s, right, kinds.get(s), right and not at_or_below))
     return ExpertScored(e.id, tuple(topics), tuple(scores), in_graph)

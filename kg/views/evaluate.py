@@ -13,7 +13,7 @@ their papers' subjects and mentions from a graph, matched by dcterms:identifier,
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -272,9 +272,12 @@ class ExpertResult:
 
     evaluation: ExpertEvaluation
     labels: dict[str, str]  # concept IRI → prefLabel
+    # With a second expert's lists of some of the papers: kg and the second expert, each scored against the first on
+    # those papers alone (the second expert's subjects are the concepts their about labels name).
+    beside: tuple[ExpertEvaluation, ExpertEvaluation] | None = None
 
 
-def evaluate_expert(expert: str | Path, graph: Any = None, papers: str | Path | None = None) -> ExpertResult:
+def evaluate_expert(expert: str | Path, graph: Any = None, papers: str | Path | None = None, beside: str | Path | None = None) -> ExpertResult:
     """Score a graph's subjects against the topic lists of an expert file (see kg.extract.expert).
 
     Papers are matched by dcterms:identifier. An expert file has no abstracts: without `graph`, the papers of
@@ -289,7 +292,17 @@ def evaluate_expert(expert: str | Path, graph: Any = None, papers: str | Path | 
         graph = build([papers], ids={e.id for e in entries})
     facts = read_facts(graph)
     hierarchy, predicted, mentioned = _by_paper(facts)
-    return ExpertResult(score_expert(entries, predicted, hierarchy, facts.umbrellas, mentioned), dict(facts.concepts))
+    result = ExpertResult(score_expert(entries, predicted, hierarchy, facts.umbrellas, mentioned), dict(facts.concepts))
+    if beside is None:
+        return result
+    second = {e.id: e for e in read_expert(beside)}
+    shared = [e for e in entries if e.id in second]
+    if not shared:
+        raise UsageError(f"{beside}: none of its papers is in {expert}; give a second expert's lists of the same papers")
+    named_by = hierarchy.named_by()
+    theirs = {i: {c for t in e.about for c in named_by.get(topic_key(t.label), ())} for i, e in second.items()}
+    kg_there = score_expert(shared, {e.id: predicted.get(e.id, set()) for e in shared if e.id in predicted}, hierarchy, facts.umbrellas, mentioned)
+    return replace(result, beside=(kg_there, score_expert(shared, theirs, hierarchy, facts.umbrellas)))
 
 
 def expert_report(result: ExpertResult, verbose: bool = False) -> str:
@@ -325,6 +338,13 @@ def expert_report(result: ExpertResult, verbose: bool = False) -> str:
     lines.append(f"precision {ev.precision:.3f}  recall {ev.recall:.3f}  F1 {ev.f1:.3f}  ({ev.right} of {ev.subjects} subjects right, {ev.found} of {ev.topics} topics found)")
     lines.append(f"recall over in-scheme topics {ev.recall_in_scheme:.3f}  ({ev.in_scheme} topics whose label names a concept)")
     lines.append(f"subjects a paper {ev.subjects_a_paper:.3f} (expert topics a paper {ev.topics_a_paper:.3f})")
+    lines.append(f"generic share {ev.generic_share:.3f}  (subjects right only as the broader area of an about topic)")
+    if result.beside is not None:
+        lines.append(f"beside a second expert, on the {len(result.beside[0].papers)} papers both experts read (scored against the first):")
+        lines.append("  | reader | P | R | in-scheme R | subjects a paper | generic share |")
+        lines.append("  |---|---:|---:|---:|---:|---:|")
+        for name, e in zip(("kg", "second expert"), result.beside):
+            lines.append(f"  | {name} | {e.precision:.3f} | {e.recall:.3f} | {e.recall_in_scheme:.3f} | {e.subjects_a_paper:.2f} | {e.generic_share:.3f} |")
     hits = ev.not_about_hits()
     right_hits = sum(hits.values()) - sum(n for kind, n in ev.wrong_by_kind().items() if kind != NOT_LISTED)
     lines.append("subjects on a not_about concept: " + counts(hits, KINDS) + (f" ({right_hits} of them right: at, below or above an about concept)" if right_hits else ""))
