@@ -22,12 +22,12 @@ LIMIT = 60.0  # seconds the whole build may take once a worker is killed (it hun
 
 
 def _papers(path: Path) -> Path:
-    """The tiny fixture's abstracts again and again, under new ids."""
+    """The tiny fixture's papers again and again, under new ids, titles and abstracts (distinct papers, not copies)."""
     records = [json.loads(line) for line in (FIXTURES / "tiny.jsonl").read_text(encoding="utf-8").splitlines()]
     with path.open("w", encoding="utf-8") as out:
         for i in range(PAPERS):
             record = records[i % len(records)]
-            out.write(json.dumps(record | {"id": f"k{i}", "abstract": f"{record['abstract']} Case {i}."}) + "\n")
+            out.write(json.dumps(record | {"id": f"k{i}", "title": f"{record.get('title') or 'Paper'} {i}", "abstract": f"{record['abstract']} Case {i}."}) + "\n")
     return path
 
 

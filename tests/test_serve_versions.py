@@ -17,7 +17,7 @@ SCHEME = {"schemes": [FIXTURES / "mini-scheme.ttl"], "default_scheme": False}
 
 
 def _more_papers(folder: Path, shown: int) -> Path:
-    """A paper list of the mini papers again under new ids: an update adds each of them."""
+    """A paper list of the mini papers again under new ids: an update told to keep copies adds each of them."""
     lines = (FIXTURES / "mini-papers.jsonl").read_text(encoding="utf-8").splitlines()
     out = folder / "more.jsonl"
     out.write_text("".join(json.dumps(json.loads(line) | {"id": f"n{i}-{json.loads(line)['id']}"}) + "\n"
@@ -45,7 +45,7 @@ def test_named_and_ad_hoc_answers_come_from_one_graph_version_across_an_update(t
     try:
         before = _answers(app)
         assert before[0] == before[1]
-        assert kg.update(graph, [_more_papers(tmp_path, 3)], **SCHEME).added == 15
+        assert kg.update(graph, [_more_papers(tmp_path, 3)], keep_duplicates=True, **SCHEME).added == 15
         seen = set()
         for _ in range(4):  # every worker, the spare included
             named, typed = _answers(app)
@@ -122,7 +122,7 @@ def test_the_rendered_graph_comes_from_the_version_the_answers_come_from(tmp_pat
         status, _, page = call(app, path="/graph")
         assert status == 200 and page == graph.with_suffix(".html").read_bytes()
         before = _answers(app)
-        assert kg.update(graph, [_more_papers(tmp_path, 3)], **SCHEME).added == 15
+        assert kg.update(graph, [_more_papers(tmp_path, 3)], keep_duplicates=True, **SCHEME).added == 15
         kg.render(graph, graph.with_suffix(".html"))
         assert graph.with_suffix(".html").read_bytes() != page  # the page beside the graph is the new version's
         status, _, served = call(app, path="/graph")
