@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -130,6 +131,21 @@ def sample_analyzed_ttl(sample_ttl: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 # ---- expensive things started or built once per test session ---------------------------------------
+
+
+@contextmanager
+def local_server(handler: type) -> Iterator[str]:
+    """A threaded HTTP server on 127.0.0.1 answering with `handler` (a BaseHTTPRequestHandler), as its base URL."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
 
 
 def free_port() -> int:

@@ -4,9 +4,8 @@ the format says (issue 36, low: 300,000 variables took 49 s to parse, after the 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Iterator
 
 import pytest
@@ -14,6 +13,8 @@ import pytest
 import kg
 from kg.core.errors import KgError
 from kg.sparql.results import from_oxigraph
+
+from .conftest import local_server
 
 WIDE = 150_000  # variables: 20 s and more for a parse quadratic in them, well under a second for a linear one
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -63,13 +64,8 @@ class _Answers(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def answers() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with local_server(_Answers) as url:
+        yield url
 
 
 def test_an_answer_with_many_variables_is_read_within_the_time_limit(answers: str) -> None:

@@ -3,9 +3,8 @@ sends without end, or a byte at a time, neither fills the machine nor holds kg f
 
 from __future__ import annotations
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +13,8 @@ import pytest
 import kg
 from kg.core import defaults
 from kg.core.errors import KgError
+
+from .conftest import local_server
 
 ODD = {  # results documents that are not what SPARQL 1.1 JSON results say
     "/false-as-text": b'{"boolean": "false"}',
@@ -50,13 +51,8 @@ class _Endless(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def endless() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with local_server(_Endless) as url:
+        yield url
 
 
 def test_an_answer_without_end_is_cut_at_the_size_cap(endless: str, monkeypatch: pytest.MonkeyPatch) -> None:

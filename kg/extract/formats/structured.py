@@ -56,16 +56,9 @@ _NAMED_BY_KG = frozenset({"authors", "venue", "year", "abstract"})  # kg's own n
 
 def read_json(path: Path, text: str) -> Iterator[Paper | InputError | Notice]:
     """A list of records, or an object with them under `papers` (kg), `results` (OpenAlex's API) or `items`."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        yield InputError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})")
-        return
-    except RecursionError:
-        yield InputError(f"{path}: malformed JSON (nested too deeply)")
-        return
-    except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
-        yield InputError(f"{path}: unreadable JSON ({exc})")
+    data = _load(text, str(path), line_of_error=True)
+    if isinstance(data, InputError):
+        yield data
         return
     if isinstance(data, dict):
         data = next((data[k] for k in ("papers", "results", "items") if isinstance(data.get(k), list)), data)
@@ -88,19 +81,23 @@ def read_jsonl(path: Path, text: str, first_line: int = 1) -> Iterator[Paper | I
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield InputError(f"{where}: malformed JSON ({exc.msg}, column {exc.colno})")
-            continue
-        except RecursionError:
-            yield InputError(f"{where}: malformed JSON (nested too deeply)")
-            continue
-        except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
-            yield InputError(f"{where}: unreadable JSON ({exc})")
-            continue
-        yield paper(item, where, unread)
+        item = _load(line, where)
+        yield item if isinstance(item, InputError) else paper(item, where, unread)
     yield from unread.notice(path)
+
+
+def _load(text: str, where: str, line_of_error: bool = False) -> Any:
+    """The JSON value of `text`, or the one-line InputError that says why it has none (placed at `where`, and at
+    the error's line of the file when `line_of_error`)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"{where}:{exc.lineno}" if line_of_error else where
+        return InputError(f"{at}: malformed JSON ({exc.msg}, column {exc.colno})")
+    except RecursionError:
+        return InputError(f"{where}: malformed JSON (nested too deeply)")
+    except ValueError as exc:  # e.g. a number of more than 4,300 digits (Python's int conversion limit)
+        return InputError(f"{where}: unreadable JSON ({exc})")
 
 
 def read_csv(path: Path, text: str) -> Iterator[Paper | InputError | Notice]:
