@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -32,7 +33,7 @@ from typing import IO, Any
 from kg.core import progress
 from kg.core.errors import InputError
 from kg.graph.atomic import locked
-from kg.graph.files import joined, parse, rdf_format
+from kg.graph.files import parse
 from kg.graph.handle import GraphFile
 from kg.graph.stamp import derived, describes, stamp
 from kg.sparql.deadline import with_deadline
@@ -42,6 +43,9 @@ SEEN = "kg-seen.json"  # the identity of the graph file a reader last verified a
 # Raised when what a store holds changes, so that stores built before are rebuilt (9: no counts graph, no side files).
 VERSION = 9
 CURRENT = "current"  # the link to the newest version
+# Triples handed to pyoxigraph's bulk loader at once: its memory grows with them (1.5 GB for the 2.7M triples of
+# 21k papers in one load; about 150 MB a batch of 200,000), its time does not (decision 0044).
+BATCH = 200_000
 READERS = "readers.lock"  # shared-locked by each process reading a version
 _HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (and shared-locked) for this process
 
@@ -211,20 +215,19 @@ def in_memory(graph: Path):  # -> pyoxigraph.Store
 
 
 def _load(store: Any, graph: Path, compact: bool = False) -> None:
-    """Bulk-load a graph file (a shard folder: each of its listed shards) into a store (a parse error names the file),
-    and with `compact` merge what bulk_load left as dozens of level-0 files, each of which every read had to check:
-    at 100k papers the queries ran 5-9x faster afterwards."""
-    sources = GraphFile(graph).sources()
-    try:
-        if len(sources) == 1:
-            store.bulk_load(path=str(sources[0]), format=rdf_format(sources[0]))
-        else:  # a shard folder's N-Triples as one stream, one bulk load: at 21k papers 12.2 s, against 18.4 s a shard at a time
-            with joined(sources) as stream:
-                store.bulk_load(input=stream, format=rdf_format(sources[0]))
-    except SyntaxError as exc:
-        for _ in parse(graph):  # the shard and line at fault, named by the parser
-            pass
-        raise InputError(f"{graph}: not valid RDF ({exc})") from None
+    """Load a graph file (a shard folder: its listed shards in turn) into a store, BATCH triples at a time (a parse
+    error names the file), and with `compact` merge what the batches left as dozens of level-0 files, each of which
+    every read had to check: at 100k papers the queries ran 5-9x faster afterwards.
+
+    One bulk load of the whole file held 1.5 GB at 21k papers (pyoxigraph sorts a million quads a batch, two batches
+    at once, and takes no limit); batches of BATCH triples held under 200 MB for the same CPU time (decision 0044)."""
+    parsed = parse(graph, graphs=True)
+    while True:
+        batch = itertools.islice(parsed, BATCH)
+        first = next(batch, None)
+        if first is None:
+            break
+        store.bulk_extend(itertools.chain((first,), batch))
     if compact:
         store.optimize()
         store.flush()
