@@ -156,3 +156,35 @@ def test_a_store_loads_in_memory_bounded_by_its_batches_not_by_the_graph(tmp_pat
     assert int(done.stdout) < 80, f"the load grew the process by {done.stdout.strip()} MB"
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
     assert kg.query(count, graph=graph).rows[0][0].value == "250000"  # every triple is in the store it made
+
+
+def test_the_store_loads_in_another_process_while_the_caller_works_on(mini_ttl: Path, tmp_path: Path) -> None:
+    """Issue #38: `kg build` loaded the store (20 s of CPU at 21k papers) only after the query index and before the
+    page, in its own process. `load_aside` loads it in another process, which the build starts as soon as the file
+    is in place and waits for at its end: the index and the page are made meanwhile."""
+    from kg.sparql.store import load_aside
+
+    graph = Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
+    loading = load_aside(graph)
+    assert loading.process.pid != os.getpid()
+    assert fresh_folder(graph) is None  # the caller is not held up: nothing is loaded in this process
+    folder = loading.wait()
+    assert folder == fresh_folder(graph) and (folder / STAMP).is_file()
+    count = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a <http://purl.org/spar/fabio/ResearchPaper> }"
+    assert int(kg.query(count, graph=graph).rows[0][0].value) > 0
+
+
+def test_a_store_that_fails_to_load_aside_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    from kg.core.errors import InputError
+    from kg.sparql.store import load_aside
+
+    graph = tmp_path / "broken.ttl"
+    graph.write_text("<https://w3id.org/kg/paper/a> <http://purl.org/dc/terms/title> \"unterminated .\n", encoding="utf-8")
+    loading = load_aside(graph)
+    try:
+        loading.wait()
+    except InputError as exc:
+        assert str(exc).startswith(f"{graph}") and "not valid RDF" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("a broken graph loaded")
+    assert not store_dir(graph).exists()  # a failed first build leaves no store folder

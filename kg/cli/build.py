@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kg.cli.common import clean_errors, params_of, refuse_overwrite, step, with_progress
 from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
+
+if TYPE_CHECKING:
+    from kg.sparql.store import Loading
 
 
 @click.command(epilog="""\b
@@ -59,6 +62,7 @@ def build(
     from kg.graph.handle import GraphFile
     from kg.pipeline.build import build as build_graph
     from kg.pipeline.build import write
+    from kg.sparql.store import load_aside
     from kg.views.render import render as render_graph
 
     if progress is not None:
@@ -89,26 +93,38 @@ def build(
     built = build_graph(inputs or None, **options)
     for problem in built.problems:
         click.echo(f"warning: {problem}", err=True)
-    write(built, output)
-    click.echo(f"wrote {output}")
-    if render_html:
-        page = render_graph(output, output.with_suffix(".html"))
-        click.echo(f"wrote {page}")
-    s = built.summary()
-    click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
-    if s["top"]:
-        click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
-    if with_store:
-        _store(output)
+    loading: list[Loading] = []
+    try:
+        # The store loads in another process from the moment the file is in place, while this one makes the query
+        # index and draws the page (decision 0044).
+        write(built, output, then=(lambda: loading.append(load_aside(output))) if with_store else None)
+        click.echo(f"wrote {output}")
+        s = built.summary()
+        del built  # the papers and their extractions: the page is drawn from the file, the memory is the store's
+        if render_html:
+            page = render_graph(output, output.with_suffix(".html"))
+            click.echo(f"wrote {page}")
+        click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
+        if s["top"]:
+            click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
+        if loading:
+            _store(output, loading[0])
+    finally:
+        for aside in loading:
+            aside.stop()
 
 
-def _store(graph: Path) -> None:
+def _store(graph: Path, loading: Loading | None = None) -> None:
     """The SPARQL store for ad-hoc queries and `kg serve`, loaded now, once per version of the graph (the named
-    queries need only the query index): a user who built a graph does not wait for it again at the first query."""
+    queries need only the query index): a user who built a graph does not wait for it again at the first query.
+    `loading`: the store already being loaded in another process, waited for."""
     from kg.sparql.store import ensure_store, store_dir
 
     step(f"loading {graph} into its SPARQL store")
-    ensure_store(graph)
+    if loading is not None:
+        loading.wait()
+    else:
+        ensure_store(graph)
     click.echo(f"wrote {store_dir(graph)}")
 
 

@@ -143,13 +143,14 @@ class GraphFile:
 
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
-              source: GraphFile | None = None, before: dict | None = None) -> Path:
+              source: GraphFile | None = None, before: dict | None = None, then: Callable[[], object] | None = None) -> Path:
         """Write `triples` then `added` to this file, atomically, and its query index from them.
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
         triples streamed past, says whether it still holds: else no index is written, and the next query makes one).
         `source` and `before`: the graph these triples were read from and its stamp then; if it changed since,
-        nothing is written.
+        nothing is written. `then`: called once the file is in place, before its index is made (kg build starts
+        loading the SPARQL store there, so the two run at once).
         """
         self.refuse_sharded()
         name = files.format_for(fmt, self.path)
@@ -170,6 +171,13 @@ class GraphFile:
             if writer is not None:
                 writer.abort()
             raise
+        if then is not None:
+            try:
+                then()
+            except BaseException:
+                if writer is not None:
+                    writer.abort()
+                raise
         if writer is not None:
             if base is not None and not keep_base():
                 writer.abort()

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from kg import extract
 from kg.core import progress as progress_
@@ -152,8 +152,9 @@ def _extract(
     return tuple(kept), tuple(found), tuple(problems)
 
 
-def write(built: Built, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it."""
+def write(built: Built, path: str | Path, fmt: str | None = None, *, then: Callable[[], object] | None = None) -> Path:
+    """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it
+    (`then`: called once the file is in place, before the index is made)."""
     graph = GraphFile(Path(path))
     with graph.locked():  # an update of the same file waits (kg.update)
-        return graph.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
+        return graph.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}", then=then)

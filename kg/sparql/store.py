@@ -26,12 +26,14 @@ import itertools
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any
 
 from kg.core import progress
-from kg.core.errors import InputError
+from kg.core.errors import InputError, OutputError
 from kg.graph.atomic import locked
 from kg.graph.files import parse
 from kg.graph.handle import GraphFile
@@ -100,6 +102,63 @@ def ensure_store(graph: str | Path) -> Path:
                 raise
         _remove_unread(base, keep=found)
     return found
+
+
+class Loading:
+    """A store that another process is loading (`load_aside`): `wait` for its folder, or `stop` it."""
+
+    def __init__(self, graph: Path, process: subprocess.Popen, errors: IO[bytes]) -> None:
+        self.graph, self.process, self.errors = graph, process, errors
+
+    def wait(self) -> Path:
+        """The folder of the fresh version, once the loading process has made it; its failure as a KgError."""
+        try:
+            out, _ = self.process.communicate()
+            self.errors.seek(0)
+            said = self.errors.read().decode("utf-8", "replace").strip().splitlines()
+        finally:
+            self.errors.close()
+        if self.process.returncode == 0:
+            return Path(out.decode().strip())
+        if self.process.returncode == 130:
+            raise KeyboardInterrupt
+        if said and said[0].startswith(_FAILED):
+            raise InputError(said[0].removeprefix(_FAILED))
+        raise OutputError(f"{self.graph}: loading its SPARQL store failed ({said[-1] if said else f'exit status {self.process.returncode}'}); "
+                          "the graph and its query index are written, and the first ad-hoc query loads the store again")
+
+    def stop(self) -> None:
+        """End the loading process if it still runs (the build failed or was interrupted): no store is published."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
+        self.errors.close()
+
+
+_FAILED = "kg-store-error: "
+_ASIDE = f"""import sys
+from kg.core.errors import KgError
+from kg.sparql.store import ensure_store
+try:
+    print(ensure_store(sys.argv[1]))
+except KgError as exc:
+    print({_FAILED!r} + str(exc), file=sys.stderr)
+    raise SystemExit(1)
+except KeyboardInterrupt:
+    raise SystemExit(130)
+"""
+
+
+def load_aside(graph: str | Path) -> Loading:
+    """Start loading the store of a written graph file in another process (`ensure_store` there), so that the
+    caller goes on with other work (kg build: the query index and the page) on another core; `wait` for it.
+
+    A process of its own, not a thread: pyoxigraph's bulk loader holds the GIL while it takes Python triples, and
+    its memory is returned to the system when the process ends (decision 0044)."""
+    errors = tempfile.TemporaryFile()
+    process = subprocess.Popen([sys.executable, "-c", _ASIDE, str(graph)], stdout=subprocess.PIPE, stderr=errors,
+                               stdin=subprocess.DEVNULL)
+    return Loading(Path(graph), process, errors)
 
 
 def _build(graph: Path, base: Path) -> Path:
