@@ -163,6 +163,10 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--papers", type=int, default=21368)
     parser.add_argument("--skip-stages", action="store_true", help="only the tokenizer and the whole build")
+    parser.add_argument("--jobs", type=int, action="append", help="also time the whole build with --jobs N (repeatable)")
+    parser.add_argument("--no-store", action="store_true",
+                        help="also time `kg build --no-store` and then the first ad-hoc query, which loads the store (on first need)")
+    parser.add_argument("--keep", type=Path, help="keep the corpus and the outputs of the whole build in this folder")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -170,9 +174,10 @@ def main() -> None:
         result = tokenizer(Path(rest[0])) if kind == "tokenizer" else stages(Path(rest[0]), Path(rest[1]))
         print(json.dumps(result))
         return
-    workdir = Path(tempfile.mkdtemp(prefix="kg-build-cost-"))
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="kg-build-cost-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     try:
-        corpus = make_corpus(args.corpus, args.papers, workdir / "corpus.jsonl")
+        corpus = make_corpus(args.corpus, args.papers, workdir / args.corpus.name)  # its name is the graph's kg:inputName
         print(f"{args.papers:,} papers ({corpus.stat().st_size / 1e6:.0f} MB of JSONL); load average {os.getloadavg()[0]:.1f}", flush=True)
         tok = child("tokenizer", str(corpus))
         print(f"spaCy's bare tokenizer: {tok['seconds']:.2f} s, CPU {tok['cpu']:.2f} s ({tok['texts']:,} titles and abstracts, "
@@ -182,6 +187,19 @@ def main() -> None:
               f"CPU {build['cpu']:.1f} s of its tree = {build['cpu'] / tok['cpu']:.1f}x the tokenizer's; peak {build['peak MB']:,.0f} MB summed over its process tree "
               f"({build['processes at the peak']} processes then; {build['own peak MB']:,.0f} MB the largest process)", flush=True)
         print("   " + build["output"].replace("\n", "\n   "))
+        for jobs in args.jobs or ():
+            other = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(workdir / f"graph-jobs{jobs}.ttl"), "--jobs", str(jobs)])
+            same = (workdir / f"graph-jobs{jobs}.ttl").read_bytes() == (workdir / "graph.ttl").read_bytes()
+            print(f"kg build --jobs {jobs}: {other['seconds']:.2f} s = {other['seconds'] / tok['seconds']:.1f}x the tokenizer; "
+                  f"CPU {other['cpu']:.1f} s; peak {other['peak MB']:,.0f} MB over its process tree; the same graph bytes: {same}", flush=True)
+        if args.no_store:
+            lazy = workdir / "graph-lazy.ttl"
+            bare = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(lazy), "--no-store"])
+            count = "SELECT (COUNT(*) AS ?n) WHERE { ?p a <http://purl.org/spar/fabio/ResearchPaper> }"
+            first = whole([sys.executable, "-m", "kg", "query", count, "--graph", str(lazy), "-f", "csv", "--timeout", "0"])
+            print(f"kg build --no-store: {bare['seconds']:.2f} s = {bare['seconds'] / tok['seconds']:.1f}x the tokenizer; CPU {bare['cpu']:.1f} s; "
+                  f"peak {bare['peak MB']:,.0f} MB; then the first ad-hoc query, which loads the store: {first['seconds']:.2f} s, "
+                  f"CPU {first['cpu']:.1f} s, peak {first['peak MB']:,.0f} MB ({first['output'].splitlines()[-1]} papers)", flush=True)
         if not args.skip_stages:
             staged = child("stages", str(corpus), str(workdir))
             total = sum(staged["stages"].values())
@@ -191,7 +209,8 @@ def main() -> None:
                 print(f"| {name} | {seconds:.2f} | {seconds / total:.0%} | {seconds / tok['seconds']:.2f} |")
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

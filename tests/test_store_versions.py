@@ -188,3 +188,13 @@ def test_a_store_that_fails_to_load_aside_is_one_line_naming_the_file(tmp_path: 
     else:
         raise AssertionError("a broken graph loaded")
     assert not store_dir(graph).exists()  # a failed first build leaves no store folder
+
+
+def test_a_build_that_fails_ends_the_store_loading_beside_it_and_nothing_is_published(mini_ttl: Path, tmp_path: Path) -> None:
+    from kg.sparql.store import load_aside
+
+    graph = Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
+    loading = load_aside(graph)
+    loading.stop()  # what kg build does when it fails or is interrupted after the file is written
+    assert loading.process.returncode is not None  # ended, not left running
+    assert fresh_folder(graph) is None and not (store_dir(graph) / "current").exists()
