@@ -74,14 +74,15 @@ def test_an_rdf_xml_doctype_split_over_two_shards_is_refused(tmp_path: Path) -> 
 
 
 def test_every_shard_is_checked_as_a_graph_file_is_before_the_store_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The store's loader asks kg.graph.files.rdf_format of every shard it joins, not of the first only."""
+    """The store's loader reads every shard through kg.graph.files.parse, which asks rdf_format of each, not of the
+    first only."""
     from kg.graph import files
     from kg.sparql import store
 
     folder = plain_folder(tmp_path)
     asked: list[str] = []
     real = files.rdf_format
-    monkeypatch.setattr(store, "rdf_format", lambda path: asked.append(Path(path).name) or real(path))
+    monkeypatch.setattr(files, "rdf_format", lambda path: asked.append(Path(path).name) or real(path))
     store.in_memory(folder)
     assert asked == ["part-a-00000.nt", "part-a-00001.nt"]
 

@@ -132,3 +132,69 @@ def test_kg_build_and_update_load_the_store_so_the_first_ad_hoc_query_opens_it(t
     bare = tmp_path / "bare.ttl"
     assert runner.invoke(cli, ["build", str(fixtures / "tiny.jsonl"), "-o", str(bare), "--no-render", "--no-store"]).exit_code == 0
     assert not store_dir(bare).exists()
+
+
+def test_a_store_loads_in_memory_bounded_by_its_batches_not_by_the_graph(tmp_path: Path) -> None:
+    """Issue #38: one bulk load of the whole graph held 1.5 GB at 21k papers (2.7M triples), 8.5 GB at 100k: pyoxigraph's
+    bulk loader keeps what it sorts in memory and takes no limit. The store now takes the triples BATCH at a time: here
+    250,000 triples in batches of 20,000 grow the process by tens of MB (one load: about 180 MB)."""
+    graph = tmp_path / "g.nt"
+    with graph.open("w", encoding="utf-8") as stream:
+        for i in range(250_000):
+            stream.write(f'<https://w3id.org/kg/paper/p{i}> <http://purl.org/dc/terms/title> "The title of paper number {i}" .\n')
+    script = (
+        "import resource, sys\n"
+        "from kg.sparql import store\n"
+        "store.BATCH = 20_000\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "folder = store.ensure_store(sys.argv[1])\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(graph)], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 80, f"the load grew the process by {done.stdout.strip()} MB"
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    assert kg.query(count, graph=graph).rows[0][0].value == "250000"  # every triple is in the store it made
+
+
+def test_the_store_loads_in_another_process_while_the_caller_works_on(mini_ttl: Path, tmp_path: Path) -> None:
+    """Issue #38: `kg build` loaded the store (20 s of CPU at 21k papers) only after the query index and before the
+    page, in its own process. `load_aside` loads it in another process, which the build starts as soon as the file
+    is in place and waits for at its end: the index and the page are made meanwhile."""
+    from kg.sparql.store import load_aside
+
+    graph = Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
+    loading = load_aside(graph)
+    assert loading.process.pid != os.getpid()
+    assert fresh_folder(graph) is None  # the caller is not held up: nothing is loaded in this process
+    folder = loading.wait()
+    assert folder == fresh_folder(graph) and (folder / STAMP).is_file()
+    count = "SELECT (COUNT(?p) AS ?n) WHERE { ?p a <http://purl.org/spar/fabio/ResearchPaper> }"
+    assert int(kg.query(count, graph=graph).rows[0][0].value) > 0
+
+
+def test_a_store_that_fails_to_load_aside_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    from kg.core.errors import InputError
+    from kg.sparql.store import load_aside
+
+    graph = tmp_path / "broken.ttl"
+    graph.write_text("<https://w3id.org/kg/paper/a> <http://purl.org/dc/terms/title> \"unterminated .\n", encoding="utf-8")
+    loading = load_aside(graph)
+    try:
+        loading.wait()
+    except InputError as exc:
+        assert str(exc).startswith(f"{graph}") and "not valid RDF" in str(exc) and "\n" not in str(exc)
+    else:
+        raise AssertionError("a broken graph loaded")
+    assert not store_dir(graph).exists()  # a failed first build leaves no store folder
+
+
+def test_a_build_that_fails_ends_the_store_loading_beside_it_and_nothing_is_published(mini_ttl: Path, tmp_path: Path) -> None:
+    from kg.sparql.store import load_aside
+
+    graph = Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
+    loading = load_aside(graph)
+    loading.stop()  # what kg build does when it fails or is interrupted after the file is written
+    assert loading.process.returncode is not None  # ended, not left running
+    assert fresh_folder(graph) is None and not (store_dir(graph) / "current").exists()

@@ -13,6 +13,7 @@ from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
 
 if TYPE_CHECKING:
     from kg.graph.handle import Derive
+    from kg.sparql.store import Loading
 
 
 @click.command(epilog="""\b
@@ -68,6 +69,7 @@ def build(
     from kg.graph.handle import GraphFile
     from kg.pipeline.build import build as build_graph
     from kg.pipeline.build import write
+    from kg.sparql.store import load_aside
 
     if progress is not None:
         progress_.enable(progress)
@@ -92,24 +94,32 @@ def build(
         return
     options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
+    # The store loads in another process while this one draws the page (decision 0048); it is waited for last.
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
+    loading: list[Loading] = []
+    if with_store:
+        derived.append(lambda graph: loading.append(load_aside(graph)))
     if render_html:
         derived.append(_page)
     if with_store:
-        derived.append(_store)
-    if update_graph is not None:
-        written = _update(update_graph, inputs, output, render_html, options, read, derived)
-        if written is not None and with_store:  # up to date: its store is loaded if it is missing
-            _store(written)
-        return
-    if output is None:
-        output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
-    refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
-    GraphFile(output).refuse_sharded()  # before the build, not after it
-    built = build_graph(inputs or None, **options)
-    for problem in built.problems:
-        click.echo(f"warning: {problem}", err=True)
-    write(built, output, derived=derived)
+        derived.append(lambda graph: _store(graph, loading.pop() if loading else None))
+    try:
+        if update_graph is not None:
+            written = _update(update_graph, inputs, output, render_html, options, read, derived)
+            if written is not None and with_store:  # up to date: its store is loaded if it is missing
+                _store(written)
+            return
+        if output is None:
+            output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
+        refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
+        GraphFile(output).refuse_sharded()  # before the build, not after it
+        built = build_graph(inputs or None, **options)
+        for problem in built.problems:
+            click.echo(f"warning: {problem}", err=True)
+        write(built, output, derived=derived)
+    finally:
+        for aside in loading:  # the build failed or was stopped before the store was waited for: no store published
+            aside.stop()
     s = built.summary()
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
@@ -125,13 +135,17 @@ def _page(graph: Path) -> None:
     click.echo(f"wrote {render_graph(graph, graph.with_suffix('.html'))}")
 
 
-def _store(graph: Path) -> None:
+def _store(graph: Path, loading: Loading | None = None) -> None:
     """The SPARQL store for ad-hoc queries and `kg serve`, loaded now, once per version of the graph (the named
-    queries need only the query index): a user who built a graph does not wait for it again at the first query."""
+    queries need only the query index): a user who built a graph does not wait for it again at the first query.
+    `loading`: the store already being loaded in another process, waited for."""
     from kg.sparql.store import ensure_store, store_dir
 
     step(f"loading {graph} into its SPARQL store")
-    ensure_store(graph)
+    if loading is not None:
+        loading.wait()
+    else:
+        ensure_store(graph)
     click.echo(f"wrote {store_dir(graph)}")
 
 

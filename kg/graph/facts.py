@@ -192,8 +192,8 @@ def of_triples(triples: Iterable) -> Facts:
     names: dict[str, set[str]] = {}
     broader: dict[str, list[str]] = {}
     subjects: set[tuple[str, str]] = set()
-    ann: dict[str, dict[str, str]] = {p: {} for p in _ANNOTATION}
-    selectors: dict[str, list[str]] = {}
+    ann: dict[str, dict[int, Any]] = {p: {} for p in _ANNOTATION}
+    selectors: dict[int, list[int]] = {}  # a target's selectors, by hashes of their IRIs (see ann)
     pagerank: dict[str, float] = {}
     members: list[tuple[str, str]] = []
     abstracts: dict[str, str] = {}
@@ -210,17 +210,23 @@ def of_triples(triples: Iterable) -> Facts:
     rank, member, version = KG + "pagerank", KG + "member", KG + "schemeVersion"
     read = {has_selector, rdf_type, subject, skos_broader, top_of, has_top, rdfs_label, pref_label, alt_label, abstract,
             identifier, year, rank, member, version, *SHOWN}
+    has_target, exact = OA + "hasTarget", OA + "exact"
+    shared: dict[str, str] = {}
     for t in triples:
         p = t.predicate.value
         if p in ann:  # one flat map per annotation predicate: most triples of a graph are these
-            ann[p][t.subject.value] = t.object.value
+            # Annotation, target and selector nodes only join these maps: a hash of their IRI keys them (the strings
+            # held most of the 1.7 GB of a 21k-paper page), and the values that repeat (concepts, papers, scores,
+            # offsets) are held once.
+            value = t.object.value
+            ann[p][hash(t.subject.value)] = hash(value) if p == has_target else value if p == exact else shared.setdefault(value, value)
             continue
         if p not in read:  # similarity, co-occurrence, provenance...: nothing kg reads back
             continue
         o, sub = t.object, t.subject
         value, s = o.value, sub.value
         if p == has_selector:
-            selectors.setdefault(s, []).append(value)
+            selectors.setdefault(hash(s), []).append(hash(value))
             continue
         if type(sub) is BlankNode:
             s = "_:" + s
@@ -305,7 +311,7 @@ _ANNOTATION = (OA + "hasBody", OA + "hasTarget", OA + "hasSource", KG + "score",
 
 
 def _annotations(
-    ann: dict[str, dict[str, str]], selectors: dict[str, list[str]]
+    ann: dict[str, dict[int, Any]], selectors: dict[int, list[int]]
 ) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[tuple[str, str], Mention]]:
     """Per (paper, concept) from the oa:Annotations: the best score, the number of annotations, the first mention.
 
@@ -318,7 +324,7 @@ def _annotations(
     mentions: Counter[tuple[str, str]] = Counter()
     first: dict[tuple[str, str], Mention] = {}
     for a, concept in body.items():
-        target = target_of.get(a, "")
+        target = target_of.get(a)
         if target not in source:
             continue
         key = (source[target], concept)

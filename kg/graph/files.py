@@ -6,10 +6,9 @@ papers); Python users get an rdflib.Graph over an Oxigraph store (oxrdflib) from
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Iterable, Iterator
 
 from kg.core import progress
 from kg.core.defaults import GRAPH_DIR
@@ -150,63 +149,27 @@ def sources(path: str | Path) -> list[Path]:
     return shards.files(path) if shards.is_sharded(path) else [path]
 
 
-def parse(path: str | Path) -> Iterator:
+def parse(path: str | Path, *, graphs: bool = False) -> Iterator:
     """Stream the triples of an RDF file (format from its suffix), or of a shard folder's shards in manifest order;
-    a missing or broken file is an InputError naming it."""
+    a missing or broken file is an InputError naming it. `graphs`: the quads of an N-Quads or TriG file as they are
+    (a store keeps their named graphs), else their triples."""
     for source in sources(path):
-        yield from _parse_file(source)
+        yield from _parse_file(source, graphs)
 
 
-def _parse_file(path: Path) -> Iterator:
+def _parse_file(path: Path, graphs: bool = False) -> Iterator:
     import pyoxigraph as ox
 
     fmt = rdf_format(path)
+    triples = fmt.supports_datasets and not graphs
     try:
         with path.open("rb") as stream:
             for item in ox.parse(stream, format=fmt):
-                yield item.triple if fmt.supports_datasets else item
+                yield item.triple if triples else item
     except (FileNotFoundError, IsADirectoryError):
         raise no_such_graph(path) from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
-
-
-class _Joined(io.RawIOBase):
-    """The bytes of several files in turn, a newline after each: one stream of a shard folder's N-Triples."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        super().__init__()
-        self.paths, self.newline = list(paths), False
-        self.current: io.BufferedReader | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while True:
-            if self.newline:
-                self.newline = False
-                buffer[0:1] = b"\n"
-                return 1
-            if self.current is None:
-                if not self.paths:
-                    return 0
-                self.current = self.paths.pop(0).open("rb")
-            n = self.current.readinto(buffer)
-            if n:
-                return n
-            self.current.close()
-            self.current, self.newline = None, True
-
-    def close(self) -> None:
-        if self.current is not None:
-            self.current.close()
-        super().close()
-
-
-def joined(paths: list[Path]) -> IO[bytes]:
-    """One buffered binary stream of the files in turn (a shard folder's sources), each ended by a newline."""
-    return io.BufferedReader(_Joined(paths), 1 << 20)
 
 
 def read_triples(path: str | Path) -> list:

@@ -70,6 +70,9 @@ def _node(term: Any) -> int:
 
 
 _MASK, _HIGH = (1 << 60) - 1, 1 << 60
+# What Writer.add does with a triple, by its predicate: stage it (its object an annotation node, or a term), keep it as
+# a row of `triple` (its subject an annotation node, or a term), or keep it as a text for search.
+_STAGED_NODE, _STAGED, _ROW_NODE, _ROW, _TEXT = object(), object(), object(), object(), object()
 
 
 class Writer:
@@ -105,6 +108,11 @@ class Writer:
             raise
         self.code = {iri: i for i, iri in enumerate(PREDICATES.values(), start=1)}
         self.staged_code = {iri: i for i, iri in enumerate(ANNOTATION)}
+        # what add does with each predicate it reads, and the code it stores it under
+        self.how: dict[str, tuple[object, int]] = {TITLE: (_TEXT, 0), ABSTRACT: (_TEXT, 0)}
+        self.how.update((iri, (_ROW_NODE if iri in NODE_SUBJECT else _ROW, code)) for iri, code in self.code.items())
+        self.how.update((iri, (_STAGED_NODE if node else _STAGED, self.staged_code[iri])) for iri, node in ANNOTATION.items())
+        self.pending = 0
         self.ids: dict[tuple, int] = {}
         self.fast: dict[Any, int] = {}  # the same, by pyoxigraph term (no conversion for a term seen before)
         self.next_id = 1 + self.db.execute("SELECT COALESCE(MAX(id), 0) FROM term_row").fetchone()[0]
@@ -115,7 +123,7 @@ class Writer:
         self.staged: list[tuple[int, int, int]] = []
         self.texts: list[tuple[int, int, str, int]] = []
         self.here, self.value = ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
-        self.default = ox.DefaultGraph
+        self.default, self.triple = ox.DefaultGraph, ox.Triple
 
     def tid(self, term: Any) -> int:
         """The id of a term, added to the term table if new."""
@@ -160,25 +168,30 @@ class Writer:
         if self.failed is not None:
             return
         p = t.predicate.value
-        if p not in READ:
+        how = self.how.get(p)  # one look-up says what to do with the triple: this runs for every triple of a build
+        if how is None:
             return
-        graph = getattr(t, "graph_name", None)
-        if graph is not None and not isinstance(graph, self.default):
-            return
+        if type(t) is not self.triple:
+            graph = getattr(t, "graph_name", None)
+            if graph is not None and not isinstance(graph, self.default):
+                return
         try:
-            if p in ANNOTATION:
-                o = _node(t.object) if ANNOTATION[p] else self.tid(t.object)
-                self.staged.append((self.staged_code[p], _node(t.subject), o))
-            elif p in self.code:  # one of PREDICATES (a dict lookup: this runs for every triple of a build)
-                if p == TYPE and t.object.value not in TYPES:
-                    return
-                s = _node(t.subject) if p in NODE_SUBJECT else self.tid(t.subject)
-                self.rows.append((self.code[p], s, self.tid(t.object)))
-            else:  # a title or an abstract, for search
+            kind, code = how
+            if kind is _STAGED_NODE:
+                self.staged.append((code, _node(t.subject), _node(t.object)))
+            elif kind is _STAGED:
+                self.staged.append((code, _node(t.subject), self.tid(t.object)))
+            elif kind is _TEXT:  # a title or an abstract, for search
                 o = t.object
                 string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
                 self.texts.append((self.tid(t.subject), p == ABSTRACT, o.value, string))
-            if len(self.rows) + len(self.staged) + len(self.texts) >= BATCH:
+            else:  # one of PREDICATES
+                if p == TYPE and t.object.value not in TYPES:
+                    return
+                s = _node(t.subject) if kind is _ROW_NODE else self.tid(t.subject)
+                self.rows.append((code, s, self.tid(t.object)))
+            self.pending += 1
+            if self.pending >= BATCH:
                 self._flush()
         except Exception as exc:  # the index only saves time: a triple it cannot take must not fail the build
             self.failed = exc
@@ -188,7 +201,7 @@ class Writer:
         self.db.executemany("INSERT OR IGNORE INTO triple VALUES (?, ?, ?)", self.rows)
         self.db.executemany("INSERT INTO staged VALUES (?, ?, ?)", self.staged)
         self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)
-        self.terms, self.rows, self.staged, self.texts = [], [], [], []
+        self.terms, self.rows, self.staged, self.texts, self.pending = [], [], [], [], 0
         if len(self.ids) > 40 * BATCH:
             self.ids.clear()  # bounded memory: later terms are looked up in the table
             self.fast.clear()

@@ -330,14 +330,14 @@ def _pyvis_folder() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _triples(graph: Any) -> tuple[list, str]:
+def _triples(graph: Any) -> tuple[Any, str]:
     """pyoxigraph triples and a display name from any graph a user may hold."""
     from kg.pipeline.build import Built
 
     if isinstance(graph, (str, Path)):
-        from kg.graph.files import read_triples
-
-        return read_triples(graph), Path(graph).name
+        # The path itself: the Scene streams the file's triples (kg.graph.facts.read_facts), a CONSTRUCT runs in its
+        # store. A list of them held 1.2 GB at 21k papers.
+        return Path(graph), Path(graph).name
     if isinstance(graph, Built):
         return list(graph.triples()), ", ".join(graph.inputs) or "the built graph"
     if hasattr(graph, "serialize") and hasattr(graph, "triples"):  # an rdflib Graph, e.g. from kg.load()
