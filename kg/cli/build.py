@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kg.cli.common import clean_errors, params_of, refuse_overwrite, step, with_progress
-from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
+from kg.core.defaults import BASE, GRAPH_DIR, QUERY_TIMEOUT, SAMPLE_NAME
 
 if TYPE_CHECKING:
     from kg.graph.handle import Derive
@@ -188,6 +188,8 @@ Examples:
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
 @click.option("--max-nodes", type=click.IntRange(min=0), help="Draw at most N nodes, noting the rest on the page: the most connected, or in a large papers view N linked papers [500; the map: 150 concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
+@click.option("--timeout", default=QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0),
+              help="Seconds the --query may run (0 = no limit), as for kg query.")
 @with_progress
 @clean_errors
 def render(
@@ -200,12 +202,13 @@ def render(
     params: tuple[str, ...],
     max_nodes: int | None,
     title: str | None,
+    timeout: float,
 ) -> None:
     """Draw a graph as an interactive HTML page that works offline."""
     from kg.views.render import render as render_graph
 
     page = render_graph(graph, output or _page_for(graph, concept, query), view=view, concept=concept, hops=hops,
-                        query=query, params=params_of(params), max_nodes=max_nodes, title=title)
+                        query=query, params=params_of(params), max_nodes=max_nodes, title=title, timeout=timeout)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)

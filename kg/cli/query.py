@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
-from kg.core.defaults import SERVE_MAX_BYTES, SERVE_MAX_ROWS, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB, SERVE_TIMEOUT, SERVE_WORKERS
+from kg.core.defaults import QUERY_TIMEOUT, SERVE_MAX_BYTES, SERVE_MAX_ROWS, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB, SERVE_TIMEOUT, SERVE_WORKERS
 from kg.sparql.catalog import is_file
 
 
@@ -29,7 +29,7 @@ Examples:
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
 @click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
-@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0),
+@click.option("--timeout", default=QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0),
               help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
 @with_progress
 @clean_errors

@@ -41,6 +41,7 @@ from kg.core.defaults import PUSH_BATCH, PUSH_TIMEOUT
 from kg.core.errors import InputError, QueryError, UsageError
 from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
+from kg.sparql.deadline import limit
 from kg.sparql.remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.core.defaults)
@@ -233,7 +234,7 @@ def _state(exc: BaseException, graph: str | Path, sent: int, partly: int, target
             "push again with --replace to load the graph whole"
         )
     try:
-        request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, "*/*", min(timeout, 60.0))
+        request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, "*/*", min(limit(timeout) or 60.0, 60.0))
         left = f"the {sent} triples already sent to the temporary graph {scratch} were dropped"
     except (QueryError, KeyboardInterrupt):
         left = f"the {sent} triples already sent stay in the temporary graph {scratch}: remove them with DROP GRAPH {scratch}"
@@ -330,7 +331,7 @@ def _server(store: str, timeout: float) -> str:
     """The product a store names in its Server header ('Oxigraph/0.5.13' → 'Oxigraph'), from a HEAD of a graph no one has."""
     url = _store_url(store, graph_term("urn:kg:push:probe"))
     try:
-        with urlopen(urllib.request.Request(url, method="HEAD"), timeout) as resp:
+        with urlopen(urllib.request.Request(url, method="HEAD"), limit(timeout)) as resp:
             header = resp.headers.get("Server", "")
     except urllib.error.HTTPError as exc:
         moved = redirected(url, exc)

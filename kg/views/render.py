@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kg.core import progress
+from kg.core.defaults import QUERY_TIMEOUT
 from kg.core.errors import QueryError, UsageError
 from kg.graph import names
 from kg.graph.atomic import atomic_write
@@ -78,12 +79,13 @@ def render(
     params: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     title: str | None = None,
+    timeout: float | None = QUERY_TIMEOUT,
 ) -> Rendered:
     """Draw a graph (a file, a `Built`, an rdflib Graph or pyoxigraph triples) as HTML; write it to `out` if given.
 
     view: "papers" (default) or "concepts"; concept + hops: the neighbourhood of one concept;
     query: a CONSTRUCT (named query or .rq file, with `params`) whose result is drawn; max_nodes: keep the most connected (0 = all,
-    default 500, with a note on the page saying what was left out).
+    default 500, with a note on the page saying what was left out); timeout: seconds the query may run (None or 0: no limit).
     """
     started = time.perf_counter()
     if query is not None and view is not None:
@@ -99,7 +101,7 @@ def render(
     if view == "map" and concept is not None:
         raise UsageError("--concept draws a neighbourhood in the papers or concepts view, not on the map")
     chosen = build_view(graph, view=view, concept=concept, hops=hops, query=query, params=params,
-                        max_nodes=max_nodes, title=title)
+                        max_nodes=max_nodes, title=title, timeout=timeout)
     progress.stage("writing the page")
     page = to_html(chosen)
     path = None
@@ -121,6 +123,7 @@ def build_view(
     params: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     title: str | None = None,
+    timeout: float | None = QUERY_TIMEOUT,
 ) -> View:
     """The View that `render` draws, before it becomes HTML.
 
@@ -137,7 +140,7 @@ def build_view(
     if query is None:  # the search box finds every paper and concept of the graph, drawn or not
         return with_search(_chosen_view(index, name, view, concept, hops, max_nodes, title), index)
     # a graph file's CONSTRUCT runs where `kg query` runs it (its SPARQL store); triples in memory, in a store of their own
-    constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params)
+    constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params, timeout)
     return _chosen_view(index, name, view, concept, hops, max_nodes, title, (constructed, f"{Path(query).name} on {name}"))
 
 
@@ -174,23 +177,26 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     return limit(chosen, max_nodes)
 
 
-def run_construct(source: list | Path, query: str | Path, params: Mapping[str, Any] | None = None) -> list:
+def run_construct(source: list | Path, query: str | Path, params: Mapping[str, Any] | None = None,
+                  timeout: float | None = QUERY_TIMEOUT) -> list:
     """Run a CONSTRUCT (or DESCRIBE) query, named or a .rq file, on the graph (a graph file, or triples); the resulting triples.
 
-    On a graph file the query runs as `kg query` runs it (kg.sparql.run.query: the graph's persisted store).
+    On a graph file the query runs as `kg query` runs it (kg.sparql.run.query: the graph's persisted store); on triples
+    in a store of their own. Either way within `timeout` seconds (None or 0: no limit), as `kg query`.
     """
     import pyoxigraph as ox
 
+    from kg.sparql import deadline
     from kg.sparql.run import query as run_query
     from kg.sparql.run import resolve, run_store
 
     named = resolve(query)  # kg's query loader: catalog names, .rq files, the same error messages as `kg query`
     if isinstance(source, Path):
-        result = run_query(named, params, graph=source, timeout=None)
+        result = run_query(named, params, graph=source, timeout=timeout)
     else:
         store = ox.Store()
         store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in source)
-        result = run_store(store, named, params)
+        result = deadline.with_deadline(lambda: run_store(store, named, params), timeout, named.name)
     if result.kind != "graph":
         kind = "an ASK" if result.kind == "ask" else "a SELECT"
         raise QueryError(f"query {named.name!r} is {kind} query; render --query draws the graph of a CONSTRUCT query")
