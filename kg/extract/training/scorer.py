@@ -57,11 +57,11 @@ def hierarchy_of(scheme: Scheme) -> Hierarchy:
     )
 
 
-def table(entries: Sequence[KeywordPaper], scheme: Scheme, extractor: PhraseExtractor | None = None) -> Table:
+def table(entries: Sequence[KeywordPaper], scheme: Scheme) -> Table:
     """Candidate rows of every paper whose keywords name a concept, read with and without its title."""
     hierarchy = hierarchy_of(scheme)
     named_by = hierarchy.named_by()
-    extractor = extractor or PhraseExtractor(scheme)
+    extractor = PhraseExtractor(scheme)
     kept = [e for e in entries if any(named_by.get(topic_key(k)) for k in e.keywords)]
     gold = [hierarchy.closure(c for k in e.keywords for c in named_by.get(topic_key(k), ())) for e in kept]
     paper, concept, rows, label, titled = [], [], [], [], []
