@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.defaults import PUSH_BATCH, PUSH_TIMEOUT
+from kg.core.defaults import PUSH_BULK_BATCH as BULK_BATCH
+from kg.core.defaults import PUSH_STORE_BATCH as STORE_BATCH
 from kg.core.errors import InputError, QueryError, UsageError
 from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
@@ -45,8 +47,6 @@ from kg.sparql.deadline import limit
 from kg.sparql.remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.core.defaults)
-STORE_BATCH = 10_000  # triples per Graph Store Protocol request: a store's transaction costs more per triple as it grows
-BULK_BATCH = 500_000  # triples per request into a bulk loader (about 70 MB of N-Triples), which has no transaction to grow
 BULK_IN_FLIGHT = 2  # bulk requests under way at once: the next one is parsed while the last is written (measured +16 % on 2 cores)
 BULK = {"oxigraph": "no_transaction"}  # the Graph Store Protocol URL parameter of each store's bulk loader, by Server header
 UPDATE_TYPE = "application/sparql-update; charset=utf-8"

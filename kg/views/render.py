@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kg.core import progress
-from kg.core.defaults import QUERY_TIMEOUT
+from kg.core.defaults import MAP_CONCEPTS, MAP_THRESHOLD, QUERY_TIMEOUT, RENDER_HOPS, RENDER_HOPS_CONCEPTS, RENDER_MAX_NODES
 from kg.core.errors import QueryError, UsageError
 from kg.graph import names
 from kg.graph.atomic import atomic_write
 from kg.graph.handle import refuse_overwrite
 from kg.graph.names import FactsNames
 from kg.graph.resources import data_path
-from kg.views.conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
+from kg.views.conceptmap import concept_map
 from kg.views.paper_links import paper_links_view
-from kg.views.scene import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
+from kg.views.scene import VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 from kg.views.search_index import search_index
 
 # Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
@@ -129,7 +129,7 @@ def build_view(
 
     view None: the papers view, or the concept map when the papers view would have more than
     MAP_THRESHOLD nodes (a large graph), unless a concept or query is asked for.
-    max_nodes None: DEFAULT_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
+    max_nodes None: RENDER_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
     """
     triples, name = _triples(graph)
     progress.stage("laying out the view")
@@ -155,7 +155,7 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     if view == "map":
         return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
     view = view or "papers"
-    max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
+    max_nodes = RENDER_MAX_NODES if max_nodes is None else max_nodes
     if constructed is not None:
         chosen = result_view(index, constructed[0], title or constructed[1])
     elif view == "concepts":
@@ -169,7 +169,7 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
         focus = names.concept(concept, FactsNames(index.facts), "--concept")
         if focus not in {n.id for n in chosen.nodes}:
             raise UsageError(f"concept {concept!r} has no node in this view (no paper is about it)")
-        steps = hops if hops is not None else (1 if view == "concepts" else 2)
+        steps = hops if hops is not None else (RENDER_HOPS_CONCEPTS if view == "concepts" else RENDER_HOPS)
         chosen = neighbourhood(chosen, focus, steps)
         if title is None:
             chosen = View(f"{index.label(focus)}: {steps} hop{'s' if steps != 1 else ''} in {name}", chosen.nodes,
