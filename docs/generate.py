@@ -208,10 +208,33 @@ def module_reference(package: Path | None = None) -> str:
     return "\n".join(rows)
 
 
+# ---- the settings --------------------------------------------------------------------------
+
+
+def settings_reference() -> str:
+    """The table of kg.core.defaults.SETTINGS: each tunable default, its value, and the options that set it."""
+    from kg.cli import cli
+    from kg.cli.common import SettingOption
+    from kg.core.defaults import SETTINGS
+
+    ctx = click.Context(cli, info_name="kg")
+    setters: dict[str, list[str]] = {}
+    for name, command, _ in _commands(cli, ctx, "kg"):
+        for p in command.params:
+            if isinstance(p, SettingOption):
+                setters.setdefault(p.setting.name, []).append(f"`{name} {p.opts[-1]}`")
+    rows = ["| setting | default | set by | what it is |", "|---|---|---|---|"]
+    for s in SETTINGS.values():
+        value = f"{s.value:,}" if isinstance(s.value, int) and s.value >= 10_000 else str(s.value)
+        rows.append(f"| `{s.name}` | {value} | {', '.join(setters.get(s.name, [])) or '—'} | {_md(s.help)} |")
+    return "\n".join(rows)
+
+
 # ---- pages ---------------------------------------------------------------------------------
 
 BLOCKS = (
     Block(DOCS / "cli.md", "cli", cli_reference),
+    Block(DOCS / "cli.md", "settings", settings_reference),
     Block(DOCS / "querying.md", "queries", query_reference),
     Block(DOCS / "architecture.md", "modules", module_reference),
 )

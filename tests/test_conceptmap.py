@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kg.views.conceptmap import MAP_THRESHOLD, PAPERS_PER_CONCEPT
+from kg.core.defaults import MAP_THRESHOLD
+from kg.views.conceptmap import PAPERS_PER_CONCEPT
 from kg.views.render import area_colour, build_view, render
 
 from .conftest import synthetic_triples

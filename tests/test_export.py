@@ -214,3 +214,27 @@ def test_papers_csv_has_one_row_per_paper_as_sparql_counts(sample_ttl: Path, tmp
         assert (row["paper_id"], row["abstract"], row["venue"], row["year"]) == (p["id"], p["abstract"], p["venue"], p["year"])
     subjects = select(store, "SELECT ?p (COUNT(?c) AS ?n) { ?p dcterms:subject ?c } GROUP BY ?p")
     assert all(len(rows[s["p"]]["subjects"].split("; ")) == int(s["n"]) for s in subjects)
+
+
+def test_csv_labels_are_the_labels_every_other_reader_gives(tmp_path: Path) -> None:
+    """One label rule: the CSV tables name a concept as kg.graph.facts does (the least English prefLabel, else
+    its rdfs:label, else the IRI's last segment), whatever order or languages the graph gives its labels in."""
+    from kg.graph.facts import read_facts
+
+    graph = tmp_path / "labels.ttl"
+    graph.write_text(
+        "@prefix skos: <http://www.w3.org/2004/02/skos/core#> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        "@prefix fabio: <http://purl.org/spar/fabio/> . @prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        "<https://example.org/c/many> a skos:Concept ; skos:prefLabel \"zeta\"@en , \"alpha\"@en , \"Deutsch\"@de .\n"
+        "<https://example.org/c/plain> a skos:Concept ; rdfs:label \"plain label\" .\n"
+        "<https://example.org/c/bare> a skos:Concept .\n"
+        "<https://example.org/p/1> a fabio:ResearchPaper ; dcterms:identifier \"p1\" ; dcterms:title \"A paper\" ;\n"
+        "  dcterms:subject <https://example.org/c/many> , <https://example.org/c/plain> , <https://example.org/c/bare> .\n",
+        encoding="utf-8")
+    facts = read_facts(graph)
+    concepts = tmp_path / "concepts.csv"
+    assert CliRunner().invoke(cli, ["export", str(graph), "-o", str(concepts), "--table", "concepts"]).exit_code == 0
+    assert {r["concept"]: r["label"] for r in read_csv(concepts)} == facts.concepts
+    papers = tmp_path / "papers.csv"
+    assert CliRunner().invoke(cli, ["export", str(graph), "-o", str(papers), "--table", "papers"]).exit_code == 0
+    assert read_csv(papers)[0]["subjects"].split("; ") == sorted(facts.concepts.values())

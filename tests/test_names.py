@@ -165,3 +165,36 @@ def test_a_label_of_several_concepts_lists_their_slugs_to_pass_instead(sample_tt
     assert re.search(r"'GP' names several concepts: [a-z0-9-]+(, [a-z0-9-]+)+; pass one of these instead$", line), line
     slug = line.split("concepts: ")[1].split(",")[0]
     assert CliRunner().invoke(cli, ["query", "papers-by-concept", "-p", f"concept={slug}", "--graph", str(sample_ttl)]).exit_code == 0
+
+
+# Names where the two look-ups once differed: the scheme itself (a prefLabel but no skos:Concept), a prefLabel in
+# another language that is another concept's English altLabel ("LLM"@de), and the plain cases around them.
+SAME_ANSWER_NAMES = ["mini scheme", "kgc:mini", "LLM", "llm", "Diffusionsmodell", "RL", "rlhf", "nothing like it"]
+
+
+@pytest.fixture(scope="module")
+def labelled_graph(graph: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The mini graph with a German prefLabel "LLM" on the diffusion model (the large language model's English altLabel)."""
+    out = tmp_path_factory.mktemp("labelled") / "labelled.ttl"
+    extra = ('<https://w3id.org/kg/concept/diffusion-model> <http://www.w3.org/2004/02/skos/core#prefLabel> "LLM"@de , '
+             '"Diffusionsmodell"@de .\n')
+    out.write_text(graph.read_text(encoding="utf-8") + "\n" + extra, encoding="utf-8")
+    return out
+
+
+def _resolved(code: int, text: str) -> str:
+    """What a command made of a concept name: its IRI, or the reason it gave (after the option or query it names)."""
+    return re.sub(r"^(Error: )?(query '[^']*'|--concept): ", "", text.strip().splitlines()[-1]) if code else text
+
+
+@pytest.mark.parametrize("name", SAME_ANSWER_NAMES)
+def test_render_and_query_resolve_a_concept_name_alike(name: str, labelled_graph: Path, tmp_path: Path) -> None:
+    """`kg render --concept` (the in-memory graph) and `kg query -p concept=` (SPARQL) give one answer for every name."""
+    rq = tmp_path / "which.rq"
+    rq.write_text("# Parameters:\n#   concept (concept, required)  a concept\nSELECT ?concept WHERE {}\n", encoding="utf-8")
+    code, text = _cli("query", str(rq), "--graph", str(labelled_graph), "-p", f"concept={name}", "-f", "csv")
+    by_query = _resolved(code, text.splitlines()[1] if not code else text)
+    out = tmp_path / "concept.html"
+    code, text = _cli("render", str(labelled_graph), "-o", str(out), "--concept", name, "--hops", "1")
+    by_render = _resolved(code, _page(out)["focus"] if not code else text)
+    assert by_render == by_query

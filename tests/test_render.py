@@ -14,10 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kg.cli import cli
+from kg.core.defaults import MAP_CONCEPTS
+from kg.core.defaults import RENDER_MAX_NODES as DEFAULT_MAX_NODES
 from kg.core.errors import QueryError, UsageError
-from kg.views.conceptmap import MAP_CONCEPTS
 from kg.views.render import area_colour, build_view, render, script_json
-from kg.views.scene import DEFAULT_MAX_NODES, Edge, Node, View, limit
+from kg.views.scene import Edge, Node, View, limit
 
 from .conftest import HOSTILE_ABSTRACT, HOSTILE_TITLE, synthetic_triples
 

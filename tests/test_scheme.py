@@ -391,3 +391,31 @@ def test_cli_build_with_user_scheme(papers: Path, tmp_path: Path) -> None:
     bad.write_text("@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n<x> a skos:Concept .\n")
     result = CliRunner().invoke(cli, ["build", str(papers), "-o", str(out), "--no-render", "--scheme", str(bad)])
     assert result.exit_code == 1 and "prefLabel" in result.output
+
+
+def _graph_suffixes() -> list[str]:
+    from kg.graph import files
+
+    return sorted({s for _, s in files.FORMATS.values()} | set(files.SUFFIX_ALIASES))
+
+
+@pytest.mark.parametrize("suffix", _graph_suffixes())
+def test_a_scheme_file_is_read_by_the_suffixes_a_graph_file_is(suffix: str, tmp_path: Path) -> None:
+    """One suffix table (kg.graph.files) for graph and scheme files: `.owl` is RDF/XML for `--scheme` as for `--graph`."""
+    from kg.graph import files
+    from kg.graph.facts import read_facts
+
+    source = Path(__file__).parent / "fixtures" / "query" / "mini-scheme.ttl"
+    path = tmp_path / f"mini{suffix}"
+    with path.open("wb") as out:
+        files.write(files.read_triples(source), out, files.format_for(None, path))
+    loaded = scheme_.load([path])
+    assert "https://w3id.org/kg/concept/rlhf" in loaded.concepts
+    assert set(read_facts(path).concepts) >= set(loaded.concepts)
+
+
+def test_a_scheme_file_of_an_unknown_suffix_names_the_suffixes_kg_reads(tmp_path: Path) -> None:
+    path = tmp_path / "mini.skos"
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(scheme_.SchemeError, match=r"mini\.skos: unknown RDF format; use one of .*\.owl.*\.ttl"):
+        scheme_.load([path])

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from kg.cli.common import clean_errors, with_progress
+from kg.cli.common import clean_errors, setting_option, with_progress
 
 
 @click.command()
 @click.argument("graph", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Graph file to write [GRAPH itself, replacing any earlier analysis].")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the community detection and sampled betweenness.")
-@click.option("--resolution", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Louvain resolution: above 1, more and smaller communities.")
+@setting_option("--seed", setting="ANALYZE_SEED", type=int)
+@setting_option("--resolution", setting="ANALYZE_RESOLUTION", type=click.FloatRange(min=0, min_open=True))
 @with_progress
 @clean_errors
 def analyze(graph: Path, output: Path | None, seed: int, resolution: float) -> None:
@@ -100,7 +100,7 @@ def eval_(
 @click.option("--expert", type=click.Path(path_type=Path), help="Expert topic lists (JSONL: id, about, not_about); with --papers.")
 @click.option("--papers", type=click.Path(path_type=Path), help="With --expert: the papers' titles and abstracts (JSON, JSONL or CSV with id, title, abstract).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Model file to write (JSON), for `kg build --model`.")
-@click.option("--folds", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds (by paper).")
+@setting_option("--folds", setting="TRAIN_FOLDS", type=click.IntRange(2))
 @with_progress
 @clean_errors
 def train(keywords: Path | None, expert: Path | None, papers: Path | None, output: Path, folds: int) -> None:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kg.cli.common import clean_errors, params_of, refuse_overwrite, step, with_progress
-from kg.core.defaults import BASE, GRAPH_DIR, SAMPLE_NAME
+from kg.cli.common import clean_errors, params_of, refuse_overwrite, setting_option, step, with_progress
+from kg.core.defaults import BASE, GRAPH_DIR, MAP_CONCEPTS, RENDER_HOPS, RENDER_HOPS_CONCEPTS, RENDER_MAX_NODES, SAMPLE_NAME
 
 if TYPE_CHECKING:
     from kg.graph.handle import Derive
@@ -30,7 +30,7 @@ Examples:
 @click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
-@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True, help="Worker processes for extraction while the graph is written (same output for any number; faster only with idle cores).")
+@setting_option("-j", "--jobs", setting="BUILD_JOBS", type=click.IntRange(1))
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr even when it is no terminal, or none [on when stderr is a terminal and -q is not given].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -197,11 +197,13 @@ Examples:
               help="papers: papers and their concepts; concepts: concepts linked by shared papers; map: concepts by area with "
                    "drill-down [map for large graphs, else papers].")
 @click.option("--concept", metavar="LABEL", help="Draw only the neighbourhood of this concept (label, alt label, slug, kgc: name or IRI).")
-@click.option("--hops", type=click.IntRange(min=0), help="Steps out from --concept [2 in the papers view, 1 in the concepts view].")
+@click.option("--hops", type=click.IntRange(min=0), help=f"Steps out from --concept [{RENDER_HOPS} in the papers view, {RENDER_HOPS_CONCEPTS} in the concepts view].")
 @click.option("--query", metavar="NAME|FILE.rq", help="Draw the graph returned by this CONSTRUCT query (a named query or a file).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A --query parameter (repeatable).")
-@click.option("--max-nodes", type=click.IntRange(min=0), help="Draw at most N nodes, noting the rest on the page: the most connected, or in a large papers view N linked papers [500; the map: 150 concepts; 0 = all].")
+@click.option("--max-nodes", type=click.IntRange(min=0), help="Draw at most N nodes, noting the rest on the page: the most connected, or in a large papers view N linked papers "
+                   f"[{RENDER_MAX_NODES}; the map: {MAP_CONCEPTS} concepts; 0 = all].")
 @click.option("--title", help="Page heading [from the view and the graph file name].")
+@setting_option("--timeout", setting="QUERY_TIMEOUT", type=click.FloatRange(0), more="For --query, as for kg query.")
 @with_progress
 @clean_errors
 def render(
@@ -214,12 +216,13 @@ def render(
     params: tuple[str, ...],
     max_nodes: int | None,
     title: str | None,
+    timeout: float,
 ) -> None:
     """Draw a graph as an interactive HTML page that works offline."""
     from kg.views.render import render as render_graph
 
     page = render_graph(graph, output or _page_for(graph, concept, query), view=view, concept=concept, hops=hops,
-                        query=query, params=params_of(params), max_nodes=max_nodes, title=title)
+                        query=query, params=params_of(params), max_nodes=max_nodes, title=title, timeout=timeout)
     click.echo(f"wrote {page} ({page.nodes} nodes, {page.edges} edges)")
     if page.note:
         click.echo(f"note: {page.note}", err=True)

@@ -6,10 +6,11 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import click
 
+from kg.core.defaults import setting
 from kg.core.errors import KgError
 
 
@@ -104,3 +105,22 @@ def refuse_overwrite(output: Path, inputs: Any, page: Path | None = None) -> Non
     refuse(output, inputs)
     if page is not None:
         refuse(page, inputs)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class SettingOption(click.Option):
+    """An option whose default and help text come from a setting of kg.core.defaults.SETTINGS (`more`: words the
+    option adds about itself)."""
+
+    def __init__(self, *args: Any, setting_name: str, more: str = "", **kwargs: Any) -> None:
+        found = setting(setting_name)
+        kwargs.update(default=found.value, show_default=True, help=f"{found.help} {more}".strip())
+        super().__init__(*args, **kwargs)
+        self.setting = found
+
+
+def setting_option(*decls: str, setting: str, more: str = "", **kwargs: Any) -> Callable[[F], F]:
+    """click.option for the setting called `setting`: its value is the default, its text the help."""
+    return click.option(*decls, cls=SettingOption, setting_name=setting, more=more, **kwargs)

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, show, with_progress
-from kg.core.defaults import SERVE_MAX_BYTES, SERVE_MAX_ROWS, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB, SERVE_TIMEOUT, SERVE_WORKERS
+from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, setting_option, show, with_progress
+from kg.core.defaults import PUSH_BATCH, PUSH_BULK_BATCH, PUSH_STORE_BATCH, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB
 from kg.sparql.catalog import is_file
 
 
@@ -29,8 +29,7 @@ Examples:
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--endpoint", metavar="URL", help="Run on a remote SPARQL endpoint instead of a graph file.")
 @click.option("--graph-iri", metavar="IRI", help="With --endpoint: query this named graph (default-graph-uri).")
-@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0),
-              help="Seconds the query may run (0 = no limit); building the store the first time is not counted.")
+@setting_option("--timeout", setting="QUERY_TIMEOUT", type=click.FloatRange(0), more="Building the store the first time is not counted.")
 @with_progress
 @clean_errors
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
@@ -115,14 +114,14 @@ Examples:
   kg serve                                      the latest graph in graphs/ on http://127.0.0.1:8000/
   curl --data-urlencode 'query=SELECT * WHERE { ?p kg:proposes ?m } LIMIT 3' -H 'Accept: text/csv' http://127.0.0.1:8000/sparql""")
 @click.argument("graph", type=click.Path(path_type=Path), required=False)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback: this machine only).")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one).")
-@click.option("--timeout", default=SERVE_TIMEOUT, show_default=True, type=click.FloatRange(0.1), help="Seconds a query may run.")
-@click.option("--max-rows", default=SERVE_MAX_ROWS, show_default=True, type=click.IntRange(1), help="Rows returned at most per query.")
-@click.option("--workers", default=SERVE_WORKERS, show_default=True, type=click.IntRange(1, 64), help="Query worker processes.")
+@setting_option("--host", setting="SERVE_HOST")
+@setting_option("--port", setting="SERVE_PORT", type=click.IntRange(0, 65535))
+@setting_option("--timeout", setting="SERVE_TIMEOUT", type=click.FloatRange(0.1))
+@setting_option("--max-rows", setting="SERVE_MAX_ROWS", type=click.IntRange(1))
+@setting_option("--workers", setting="SERVE_WORKERS", type=click.IntRange(1, 64))
 @click.option("--memory/--on-disk", default=True, show_default=True,
               help="Workers load the graph into memory (faster queries; they answer from the persisted store meanwhile) or only open the persisted store (less RAM).")
-@click.option("--max-bytes", default=SERVE_MAX_BYTES >> 20, show_default=True, type=click.IntRange(1), help="Megabytes of one response at most (rows past it are cut, as with --max-rows).")
+@setting_option("--max-bytes", setting="SERVE_MAX_MB", type=click.IntRange(1))
 @click.option("--max-memory", type=click.IntRange(256),
               help=f"Megabytes of address space per query worker; a query needing more fails [{SERVE_MEMORY_MB} + {SERVE_MEMORY_PER_MB} × the graph file's MB].")
 @click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
@@ -145,7 +144,7 @@ def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_
 @click.option("--replace", is_flag=True, help="Replace that graph's content (swapped in whole at the end; an interrupted push leaves it as it was). "
               "Through --store it needs --endpoint of the same store for the swap, unless the graph fits one request and --bulk is not given.")
 @click.option("--bulk", is_flag=True, help="With --store: into the store's bulk loader (Oxigraph's no_transaction), several times faster; a failed request may stay partly loaded.")
-@click.option("--batch", type=click.IntRange(1), help="Triples per request [10000 with --store, 500000 with --bulk, else 20000].")
+@click.option("--batch", type=click.IntRange(1), help=f"Triples per request [{PUSH_STORE_BATCH} with --store, {PUSH_BULK_BATCH} with --bulk, else {PUSH_BATCH}].")
 @with_progress
 @clean_errors
 def push_command(graph: Path, store: str | None, endpoint: str | None, graph_iri: str | None, replace: bool, bulk: bool,

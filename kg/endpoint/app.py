@@ -20,11 +20,13 @@ from kg.core import progress
 from kg.core.defaults import (
     SERVE_BUFFERED,
     SERVE_BUFFERED_PER_CLIENT,
+    SERVE_HOST,
     SERVE_MAX_BYTES,
     SERVE_MAX_REQUEST_BYTES,
     SERVE_MAX_ROWS,
     SERVE_MEMORY_MB,
     SERVE_MEMORY_PER_MB,
+    SERVE_PORT,
     SERVE_TIMEOUT,
     SERVE_WORKERS,
 )
@@ -291,7 +293,7 @@ def make_server(app: App, host: str = "127.0.0.1", port: int = 0, *, quiet: bool
     return wsgi_server(host, port, app, server_class=Server, handler_class=Handler)
 
 
-def serve(graph: str | Path, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+def serve(graph: str | Path, host: str = SERVE_HOST, port: int = SERVE_PORT, **options: Any) -> None:
     """Serve a graph at http://HOST:PORT/sparql until interrupted by Ctrl-C or SIGTERM (prints the address to stderr)."""
     GraphFile.existing(graph)  # the one error for a missing graph, before anything starts
     with _sigterm_ends_it():

@@ -31,15 +31,6 @@ def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, mo
     return factory(scheme, threshold, Path(model).resolve() if model is not None else None)
 
 
-def derive_label(abstract: str, scheme: Scheme | None = None) -> str:
-    """A short name for an untitled paper: the method it proposes ('QORA'), else its first words."""
-    from kg.extract.ingest import Paper
-    from kg.extract.scheme import load
-
-    extractor = PhraseExtractor(scheme or load())
-    return extractor([Paper("x", abstract)])[0].label
-
-
 __all__ = [
     "EXTRACTORS",
     "Extraction",
@@ -48,7 +39,6 @@ __all__ = [
     "Mention",
     "Method",
     "PhraseExtractor",
-    "derive_label",
     "make_extractor",
     "make_matchers",
     "make_nlp",

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from kg.core.errors import SchemeError
-from kg.graph.files import refuse_dtd
+from kg.graph import files as graph_files
 from kg.graph.names import topic_key
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import KG, OWL, RDF, SKOS
@@ -136,14 +136,10 @@ def _labels_taken(per_file: list[tuple[Path, list]], built: Scheme) -> tuple[str
 
 
 def _format(path: Path):  # -> pyoxigraph.RdfFormat
-    import pyoxigraph as ox
-
-    fmt = ox.RdfFormat.from_extension(path.suffix.lstrip(".") or "ttl")
-    if fmt is None:
-        raise SchemeError(f"{path}: unknown RDF format; use .ttl, .nt, .rdf or .jsonld")
-    if fmt == ox.RdfFormat.RDF_XML:
-        refuse_dtd(path)  # entities that expand to gigabytes, as in a graph file
-    return fmt
+    """The format of a scheme file by the suffix table of graph files (kg.graph.files); an unknown suffix is refused."""
+    if path.suffix and graph_files.suffix_format(path) is None:
+        raise SchemeError(f"{path}: unknown RDF format; use one of {', '.join(graph_files.READ_SUFFIXES)}")
+    return graph_files.rdf_format(path)  # refuses a DTD (entities that expand to gigabytes), as for a graph file
 
 
 def _build(files: tuple[Path, ...], triples: list) -> Scheme:

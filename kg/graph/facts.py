@@ -77,6 +77,7 @@ class Facts:
     community: dict[str, int] = field(default_factory=dict)  # concept IRI -> community number
     abstracts: dict[str, str] = field(default_factory=dict)  # resource -> dcterms:abstract
     labels: dict[str, frozenset[str]] = field(default_factory=dict)  # concept -> every prefLabel and altLabel
+    pref_labels: dict[str, frozenset[str]] = field(default_factory=dict)  # concept -> its prefLabels, in every language
     identifiers: dict[str, str] = field(default_factory=dict)  # dcterms:identifier -> resource
     builds: tuple[str, ...] = ()  # prov:Activity IRIs, in graph order
     authors: frozenset[str] = frozenset()  # foaf:Person IRIs
@@ -190,6 +191,7 @@ def of_triples(triples: Iterable) -> Facts:
     years: dict[str, int] = {}
     pref: dict[str, set[str]] = {}
     names: dict[str, set[str]] = {}
+    prefs: dict[str, set[str]] = {}
     broader: dict[str, list[str]] = {}
     subjects: set[tuple[str, str]] = set()
     ann: dict[str, dict[int, Any]] = {p: {} for p in _ANNOTATION}
@@ -255,6 +257,7 @@ def of_triples(triples: Iterable) -> Facts:
             labels.setdefault(s, value)
         elif p == pref_label:
             names.setdefault(s, set()).add(value)
+            prefs.setdefault(s, set()).add(value)
             pref.setdefault(s, set())
             if _english(o):
                 pref[s].add(value)
@@ -294,6 +297,7 @@ def of_triples(triples: Iterable) -> Facts:
         community=community,
         abstracts=abstracts,
         labels={c: frozenset(ns) for c, ns in names.items()},
+        pref_labels={c: frozenset(ns) for c, ns in prefs.items()},
         identifiers=identifiers,
         builds=tuple(builds),
         authors=frozenset(s for s, k in types.items() if FOAF + "Person" in k),

@@ -28,13 +28,20 @@ FORMATS: dict[str, tuple[str, str]] = {
 
 # Other suffixes read as one of FORMATS.
 SUFFIX_ALIASES = {".json": "jsonld", ".xml": "xml", ".owl": "xml", ".turtle": "ttl"}
+# The one suffix table of RDF files kg reads, graphs and schemes alike.
+READ_SUFFIXES = tuple(sorted({s for _, s in FORMATS.values()} | set(SUFFIX_ALIASES)))
+
+
+def suffix_format(path: str | Path) -> str | None:
+    """The format name of a file by its suffix (FORMATS, then SUFFIX_ALIASES), None for a suffix kg does not know."""
+    suffix = Path(path).suffix.lower()
+    return next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or SUFFIX_ALIASES.get(suffix)
 
 
 def format_for(name: str | None, path: str | Path | None = None) -> str:
     """The output format name from an explicit name or a file suffix (Turtle by default)."""
     if name is None and path is not None:
-        suffix = Path(path).suffix.lower()
-        name = next((k for k, (_, s) in FORMATS.items() if s == suffix), None) or SUFFIX_ALIASES.get(suffix, "ttl")
+        name = suffix_format(path) or "ttl"
     name = name or "ttl"
     if name not in FORMATS:
         raise UsageError(f"unknown RDF format {name!r} (available: {', '.join(FORMATS)})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from difflib import get_close_matches
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, Iterator, Protocol
 
 from kg.core.errors import UsageError
 from kg.graph.facts import Facts
@@ -118,25 +118,32 @@ def _hint(text: str, labels: Iterable[tuple[str, bool]]) -> str:
 
 
 class FactsNames:
-    """The names of an in-memory graph (kg.graph.facts), for `kg render`."""
+    """The names of an in-memory graph (kg.graph.facts), for `kg render`: the internal queries' rules (queries/_concept-*.rq).
+
+    A concept is a resource typed skos:Concept (not the scheme, which has a prefLabel too); a label matches
+    when its lower case (SPARQL's LCASE) equals the name's; a prefLabel in any language counts as one.
+    """
 
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self._types = facts.types
 
     def is_concept(self, iri: str) -> bool:
-        return iri in self.facts.concepts
+        return _CONCEPT in self._types.get(iri, ())
+
+    def _labels(self) -> Iterator[tuple[str, str, bool]]:
+        """(concept, label, is a prefLabel) for every label of every skos:Concept."""
+        for c, labels in self.facts.labels.items():
+            if self.is_concept(c):
+                prefs = self.facts.pref_labels.get(c, frozenset())
+                yield from ((c, label, label in prefs) for label in labels)
 
     def concepts_labelled(self, text: str) -> list[tuple[str, bool]]:
         key = text.lower()
-        out = []
-        for c, labels in self.facts.labels.items():
-            prefs = self.facts.values.get(c, {}).get(_PREF, ())
-            out += [(c, label in prefs) for label in labels if label.lower() == key]
-        return out
+        return [(c, is_pref) for c, label, is_pref in self._labels() if label.lower() == key]
 
     def concept_labels(self) -> list[tuple[str, bool]]:
-        return [(label, label in self.facts.values.get(c, {}).get(_PREF, ())) for c, labels in self.facts.labels.items() for label in labels]
+        return [(label, is_pref) for _, label, is_pref in self._labels()]
 
     def is_paper(self, iri: str) -> bool:
         return _PAPER in self._types.get(iri, ())
@@ -147,6 +154,6 @@ class FactsNames:
         return [p for p in found + labelled if self.is_paper(p)]
 
 
-_PREF = "http://www.w3.org/2004/02/skos/core#prefLabel"
+_CONCEPT = "http://www.w3.org/2004/02/skos/core#Concept"
 _LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _PAPER = "http://purl.org/spar/fabio/ResearchPaper"

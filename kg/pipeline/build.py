@@ -10,6 +10,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 from kg import extract
 from kg.core import progress as progress_
+from kg.core.defaults import BUILD_JOBS
 from kg.core.defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.pipeline.build.SAMPLE_NAME
 from kg.core.errors import InputError, KgError, UsageError
 from kg.extract import ingest
@@ -63,7 +64,7 @@ def build(
     model: str | Path | None = None,
     base: str = DEFAULT_BASE,
     skip_bad: bool = False,
-    jobs: int = 1,
+    jobs: int = BUILD_JOBS,
     progress: bool | None = None,
     ids: Collection[str] | None = None,
     venue: str | None = None,

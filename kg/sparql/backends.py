@@ -102,7 +102,7 @@ class Remote:
 
     endpoint: str
     graph_iri: str | None = None
-    timeout: float = QUERY_TIMEOUT
+    timeout: float | None = QUERY_TIMEOUT  # None or 0: no limit
 
     @contextmanager
     def opened(self, q: NamedQuery) -> Iterator[Answering]:

@@ -1,13 +1,18 @@
-"""Run a piece of work so that Ctrl-C stops the wait at once and a time limit can give it up.
+"""The one time limit of a query, and running a piece of work so that Ctrl-C stops the wait at once and the limit can give it up.
 
-Used by `kg query` for local queries: pyoxigraph evaluates without holding the GIL, so the waiting
+`limit` is how every query kg runs reads its time limit (`kg query`, `kg.query()`, `--endpoint`, `kg render --query`):
+seconds, with None or 0 meaning no limit; QUERY_TIMEOUT (kg.core.defaults) is the one default. `with_deadline` holds
+local queries to it, the query index's SQL stops itself there (kg.sparql.index), and a remote answer must arrive
+by `ends` (kg.sparql.remote). Used by `kg query` for local queries: pyoxigraph evaluates without holding the GIL, so the waiting
 thread gets the KeyboardInterrupt while the engine runs (called directly, Ctrl-C waited for the whole
 query: minutes on a large graph).
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -16,6 +21,17 @@ from kg.core.errors import QueryError
 T = TypeVar("T")
 _STARTING = threading.Lock()  # threading.stack_size is the process's: one start at a time sets it
 _GIVEN_UP: list[Any] = []  # threads whose work was given up (a timeout, Ctrl-C): the engine may still be running it
+
+
+def limit(timeout: float | None) -> float | None:
+    """A time limit as given (`--timeout`, `timeout=`) as seconds, or None for no limit (None or 0)."""
+    return float(timeout) if timeout else None
+
+
+def ends(timeout: float | None) -> float:
+    """The time.monotonic() by which work started now must end under `timeout` (infinity: no limit)."""
+    seconds = limit(timeout)
+    return math.inf if seconds is None else time.monotonic() + seconds
 
 
 def given_up_running() -> bool:
@@ -43,8 +59,6 @@ def with_deadline(work: Callable[[], T], timeout: float | None, name: str, *, st
     while the engine runs (called directly, Ctrl-C waited for the whole query: minutes on a large graph).
     The abandoned thread is a daemon: it ends with the process.
     """
-    import time
-
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -61,12 +75,12 @@ def with_deadline(work: Callable[[], T], timeout: float | None, name: str, *, st
         finally:
             if before is not None:
                 threading.stack_size(before)
-    deadline = time.monotonic() + timeout if timeout else None
+    deadline = ends(timeout)
     try:
         while thread.is_alive():
-            if deadline is not None and time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
                 raise too_slow(name, timeout or 0)
-            thread.join(0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic())))
+            thread.join(max(0.0, min(0.1, deadline - time.monotonic())))
     except BaseException:
         _GIVEN_UP[:] = [*(t for t in _GIVEN_UP if t.is_alive()), thread]
         raise

@@ -38,14 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from kg.core.defaults import PUSH_BATCH, PUSH_TIMEOUT
+from kg.core.defaults import PUSH_BULK_BATCH as BULK_BATCH
+from kg.core.defaults import PUSH_STORE_BATCH as STORE_BATCH
 from kg.core.errors import InputError, QueryError, UsageError
 from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
+from kg.sparql.deadline import limit
 from kg.sparql.remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.core.defaults)
-STORE_BATCH = 10_000  # triples per Graph Store Protocol request: a store's transaction costs more per triple as it grows
-BULK_BATCH = 500_000  # triples per request into a bulk loader (about 70 MB of N-Triples), which has no transaction to grow
 BULK_IN_FLIGHT = 2  # bulk requests under way at once: the next one is parsed while the last is written (measured +16 % on 2 cores)
 BULK = {"oxigraph": "no_transaction"}  # the Graph Store Protocol URL parameter of each store's bulk loader, by Server header
 UPDATE_TYPE = "application/sparql-update; charset=utf-8"
@@ -233,7 +234,7 @@ def _state(exc: BaseException, graph: str | Path, sent: int, partly: int, target
             "push again with --replace to load the graph whole"
         )
     try:
-        request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, "*/*", min(timeout, 60.0))
+        request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, "*/*", min(limit(timeout) or 60.0, 60.0))
         left = f"the {sent} triples already sent to the temporary graph {scratch} were dropped"
     except (QueryError, KeyboardInterrupt):
         left = f"the {sent} triples already sent stay in the temporary graph {scratch}: remove them with DROP GRAPH {scratch}"
@@ -330,7 +331,7 @@ def _server(store: str, timeout: float) -> str:
     """The product a store names in its Server header ('Oxigraph/0.5.13' → 'Oxigraph'), from a HEAD of a graph no one has."""
     url = _store_url(store, graph_term("urn:kg:push:probe"))
     try:
-        with urlopen(urllib.request.Request(url, method="HEAD"), timeout) as resp:
+        with urlopen(urllib.request.Request(url, method="HEAD"), limit(timeout)) as resp:
             header = resp.headers.get("Server", "")
     except urllib.error.HTTPError as exc:
         moved = redirected(url, exc)

@@ -15,13 +15,14 @@ from typing import IO, TYPE_CHECKING, Mapping
 
 from kg.core.defaults import QUERY_TIMEOUT
 from kg.core.errors import QueryError, UsageError
+from kg.sparql.deadline import ends, limit
 from kg.sparql.results import Results, Term
 
 if TYPE_CHECKING:
     from kg.sparql.catalog import NamedQuery
 
 
-def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
+def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float | None) -> tuple[bytes, str]:
     """POST and return (body, content type); HTTP and network failures become QueryError."""
     return request("POST", url, body, content_type, accept, timeout)
 
@@ -41,7 +42,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect())
 
 
-def urlopen(req: urllib.request.Request, timeout: float):  # -> http.client.HTTPResponse
+def urlopen(req: urllib.request.Request, timeout: float | None):  # -> http.client.HTTPResponse
     """urllib's urlopen, except that a redirect is an HTTPError (see `redirected`), not followed."""
     return _OPENER.open(req, timeout=timeout)
 
@@ -55,13 +56,15 @@ def redirected(url: str, exc: urllib.error.HTTPError) -> QueryError | None:
                       "if that is the store's")
 
 
-def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float) -> tuple[bytes, str]:
-    """Send one HTTP request and return (body, content type); HTTP and network failures, and redirects, become QueryError."""
+def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float | None) -> tuple[bytes, str]:
+    """Send one HTTP request and return (body, content type); HTTP and network failures, and redirects, become QueryError.
+
+    `timeout`: seconds for the whole answer, None or 0 for no limit (kg.sparql.deadline.limit)."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
     req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
     try:
-        with urlopen(req, timeout) as resp:
+        with urlopen(req, limit(timeout)) as resp:
             return _bounded(resp, url, timeout), resp.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
         moved = redirected(url, exc)
@@ -75,21 +78,21 @@ def request(method: str, url: str, body: bytes, content_type: str, accept: str, 
         raise QueryError(f"cannot reach {url} ({reason}); is the store running?") from None
 
 
-def _bounded(resp: IO[bytes], url: str, timeout: float) -> bytes:
+def _bounded(resp: IO[bytes], url: str, timeout: float | None) -> bytes:
     """The answer's body, read within `timeout` seconds in all and REMOTE_MAX_BYTES at most: the socket timeout
     alone bounds each read, so a server that trickles a byte a second, or sends without end, held kg for ever
     or filled the machine's memory."""
     from kg.core import defaults
 
-    limit, deadline = defaults.REMOTE_MAX_BYTES, time.monotonic() + timeout
+    most, deadline = defaults.REMOTE_MAX_BYTES, ends(timeout)
     chunks, size = [], 0
     while chunk := resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20):
         size += len(chunk)
-        if size > limit:
-            raise QueryError(f"{url} sent more than {limit >> 20} MB in one answer; kg stops reading there "
+        if size > most:
+            raise QueryError(f"{url} sent more than {most >> 20} MB in one answer; kg stops reading there "
                              "(ask for fewer rows: LIMIT, or a narrower query)")
         if time.monotonic() > deadline:
-            raise QueryError(f"{url} took more than {timeout:g} s to send its answer; kg stopped waiting (--timeout sets the limit)")
+            raise QueryError(f"{url} took more than {timeout or 0:g} s to send its answer; kg stopped waiting (--timeout sets the limit)")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -102,7 +105,7 @@ def refuse(q: NamedQuery) -> None:
         raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
 
 
-def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: str | None, timeout: float, query: str) -> Results:
+def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: str | None, timeout: float | None, query: str) -> Results:
     """The rows of the internal query queries/_NAME.rq on the endpoint, its parameters bound (kg.sparql.catalog's
     look-ups for `query`)."""
     from kg.graph.resources import internal_query
@@ -112,7 +115,7 @@ def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: st
     return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=query)
 
 
-def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT,
+def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: str | None = None, timeout: float | None = QUERY_TIMEOUT,
         max_rows: int | None = None) -> Results:
     """Run a named query on a SPARQL endpoint, its parameters bound as RDF terms by a VALUES block
     (kg.sparql.run binds them, with `lookup`); past `max_rows` rows, the first ones, marked truncated."""
@@ -125,14 +128,14 @@ def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: s
 
 
 def send(
-    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float = QUERY_TIMEOUT, name: str = "query", graph: bool = False
+    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float | None = QUERY_TIMEOUT, name: str = "query", graph: bool = False
 ) -> Results:
     """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer, all within `timeout` seconds."""
     import pyoxigraph as ox
 
     from kg.sparql import results_json
 
-    deadline = time.monotonic() + timeout
+    deadline = ends(timeout)
     fields = [("query", text)] + ([("default-graph-uri", graph_iri)] if graph_iri else [])
     accept = "application/n-triples" if graph else "application/sparql-results+json"
     body, ctype = _post(endpoint, urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded", accept, timeout)
@@ -143,5 +146,5 @@ def send(
     except (ValueError, SyntaxError) as exc:
         raise QueryError(f"{endpoint} answered query {name!r} with something that is not {accept} ({ctype}): {exc}") from None
     except results_json.TooSlow:
-        raise QueryError(f"{endpoint}: reading the answer to query {name!r} took more than {timeout:g} s; kg stopped "
+        raise QueryError(f"{endpoint}: reading the answer to query {name!r} took more than {timeout or 0:g} s; kg stopped "
                          "(--timeout sets the limit; ask for fewer rows: LIMIT, or a narrower query)") from None

@@ -79,13 +79,13 @@ def query(
 ) -> Results:
     """Run a named query, a .rq file or SPARQL text on a graph file or a remote endpoint; return rows.
 
-    timeout: seconds the query may run, locally or remotely (None or 0: no limit on a local graph).
+    timeout: seconds the query may run, locally or remotely (None or 0: no limit; kg.sparql.deadline.limit).
 
     >>> kg.query("papers-by-concept", {"concept": "reinforcement learning"}).to_dataframe()
     """
     q = _resolve_any(name_or_text)
     if endpoint is not None:
-        return run_on(Remote(endpoint, graph_iri, timeout or QUERY_TIMEOUT), q, params, max_rows=max_rows)
+        return run_on(Remote(endpoint, graph_iri, timeout), q, params, max_rows=max_rows)
     from kg.sparql.store import open_store
 
     path = Path(graph if graph is not None else default_graph())

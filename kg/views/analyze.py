@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from kg.core import progress
+from kg.core.defaults import ANALYZE_RESOLUTION, ANALYZE_SEED
 from kg.graph.facts import Facts, read_facts
 from kg.graph.handle import Derive, GraphFile, Writing
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
 
-SEED = 42
+SEED = ANALYZE_SEED
 # Subjects and predicates that only `kg analyze` writes: dropped before a new analysis is added.
 FOLDERS = ("analysis/", "community/", "relatedness/", "similarity/")
 PREDICATES = frozenset(KG + p for p in ("pagerank", "betweenness", "bridges", "similarTo"))
@@ -99,7 +100,7 @@ def compute(
     graph: Any,
     *,
     seed: int = SEED,
-    resolution: float = 1.0,
+    resolution: float = ANALYZE_RESOLUTION,
     related: int = 10,
     similar: int = 5,
     bridges: int = 20,

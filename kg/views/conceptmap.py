@@ -13,14 +13,13 @@ import math
 from collections import Counter
 from typing import Any
 
+from kg.core.defaults import MAP_CONCEPTS
 from kg.graph.vocabulary import DCTERMS, FABIO, RDFS
 from kg.views.scene import Edge, Scene, View
 
-MAP_CONCEPTS = 150  # concepts drawn by default: the ones on the most papers
 LINKS_PER_CONCEPT = 5  # each concept keeps its strongest links (and a link kept by either end is drawn)
 PAPERS_PER_CONCEPT = 60  # papers listed when a concept is clicked, best score first
 SNIPPET = 70  # characters of context on each side of an evidence span in the drill-down
-MAP_THRESHOLD = 500  # a graph whose papers view has more nodes than this opens on the map by default
 SCALE = 1000.0  # half the width of the laid-out map, in vis-network canvas units
 
 

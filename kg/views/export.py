@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
 
@@ -39,13 +38,6 @@ def format_for(fmt: str | None, path: str | Path | None = None) -> str:
         return files.format_for(fmt, path)
     except UsageError:
         raise UsageError(f"unknown export format {fmt!r} (available: {', '.join([*files.FORMATS, *OTHER_FORMATS])})") from None
-
-
-def export_bytes(graph: str | Path, fmt: str = "ttl", view: str = "papers", table: str = "links") -> bytes:
-    """The graph file `graph` serialized as `fmt`: an RDF format, GraphML/GEXF of a networkx `view`, or a CSV `table`."""
-    buffer = io.BytesIO()
-    export_to(graph, buffer, fmt, view, table)
-    return buffer.getvalue()
 
 
 @progress.stepped("converting {graph} to {fmt}")

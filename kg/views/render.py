@@ -19,15 +19,16 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from kg.core import progress
+from kg.core.defaults import MAP_CONCEPTS, MAP_THRESHOLD, QUERY_TIMEOUT, RENDER_HOPS, RENDER_HOPS_CONCEPTS, RENDER_MAX_NODES
 from kg.core.errors import QueryError, UsageError
 from kg.graph import names
 from kg.graph.atomic import atomic_write
 from kg.graph.handle import refuse_overwrite
 from kg.graph.names import FactsNames
 from kg.graph.resources import data_path
-from kg.views.conceptmap import MAP_CONCEPTS, MAP_THRESHOLD, concept_map
+from kg.views.conceptmap import concept_map
 from kg.views.paper_links import paper_links_view
-from kg.views.scene import DEFAULT_MAX_NODES, VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
+from kg.views.scene import VIEWS, Scene, View, concepts_view, limit, neighbourhood, papers_view, result_view, size
 from kg.views.search_index import search_index
 
 # Tableau 10 without its grey (papers are grey), then the distinct tones of Tableau 20 and a few dark ones:
@@ -78,12 +79,13 @@ def render(
     params: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     title: str | None = None,
+    timeout: float | None = QUERY_TIMEOUT,
 ) -> Rendered:
     """Draw a graph (a file, a `Built`, an rdflib Graph or pyoxigraph triples) as HTML; write it to `out` if given.
 
     view: "papers" (default) or "concepts"; concept + hops: the neighbourhood of one concept;
     query: a CONSTRUCT (named query or .rq file, with `params`) whose result is drawn; max_nodes: keep the most connected (0 = all,
-    default 500, with a note on the page saying what was left out).
+    default 500, with a note on the page saying what was left out); timeout: seconds the query may run (None or 0: no limit).
     """
     started = time.perf_counter()
     if query is not None and view is not None:
@@ -99,7 +101,7 @@ def render(
     if view == "map" and concept is not None:
         raise UsageError("--concept draws a neighbourhood in the papers or concepts view, not on the map")
     chosen = build_view(graph, view=view, concept=concept, hops=hops, query=query, params=params,
-                        max_nodes=max_nodes, title=title)
+                        max_nodes=max_nodes, title=title, timeout=timeout)
     progress.stage("writing the page")
     page = to_html(chosen)
     path = None
@@ -121,12 +123,13 @@ def build_view(
     params: Mapping[str, Any] | None = None,
     max_nodes: int | None = None,
     title: str | None = None,
+    timeout: float | None = QUERY_TIMEOUT,
 ) -> View:
     """The View that `render` draws, before it becomes HTML.
 
     view None: the papers view, or the concept map when the papers view would have more than
     MAP_THRESHOLD nodes (a large graph), unless a concept or query is asked for.
-    max_nodes None: DEFAULT_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
+    max_nodes None: RENDER_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
     """
     triples, name = _triples(graph)
     progress.stage("laying out the view")
@@ -137,7 +140,7 @@ def build_view(
     if query is None:  # the search box finds every paper and concept of the graph, drawn or not
         return with_search(_chosen_view(index, name, view, concept, hops, max_nodes, title), index)
     # a graph file's CONSTRUCT runs where `kg query` runs it (its SPARQL store); triples in memory, in a store of their own
-    constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params)
+    constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params, timeout)
     return _chosen_view(index, name, view, concept, hops, max_nodes, title, (constructed, f"{Path(query).name} on {name}"))
 
 
@@ -152,7 +155,7 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     if view == "map":
         return concept_map(index, title or f"Concept map of {name}", MAP_CONCEPTS if max_nodes is None else max_nodes)
     view = view or "papers"
-    max_nodes = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
+    max_nodes = RENDER_MAX_NODES if max_nodes is None else max_nodes
     if constructed is not None:
         chosen = result_view(index, constructed[0], title or constructed[1])
     elif view == "concepts":
@@ -166,7 +169,7 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
         focus = names.concept(concept, FactsNames(index.facts), "--concept")
         if focus not in {n.id for n in chosen.nodes}:
             raise UsageError(f"concept {concept!r} has no node in this view (no paper is about it)")
-        steps = hops if hops is not None else (1 if view == "concepts" else 2)
+        steps = hops if hops is not None else (RENDER_HOPS_CONCEPTS if view == "concepts" else RENDER_HOPS)
         chosen = neighbourhood(chosen, focus, steps)
         if title is None:
             chosen = View(f"{index.label(focus)}: {steps} hop{'s' if steps != 1 else ''} in {name}", chosen.nodes,
@@ -174,23 +177,26 @@ def _chosen_view(index: Scene, name: str, view: str | None, concept: str | None,
     return limit(chosen, max_nodes)
 
 
-def run_construct(source: list | Path, query: str | Path, params: Mapping[str, Any] | None = None) -> list:
+def run_construct(source: list | Path, query: str | Path, params: Mapping[str, Any] | None = None,
+                  timeout: float | None = QUERY_TIMEOUT) -> list:
     """Run a CONSTRUCT (or DESCRIBE) query, named or a .rq file, on the graph (a graph file, or triples); the resulting triples.
 
-    On a graph file the query runs as `kg query` runs it (kg.sparql.run.query: the graph's persisted store).
+    On a graph file the query runs as `kg query` runs it (kg.sparql.run.query: the graph's persisted store); on triples
+    in a store of their own. Either way within `timeout` seconds (None or 0: no limit), as `kg query`.
     """
     import pyoxigraph as ox
 
+    from kg.sparql import deadline
     from kg.sparql.run import query as run_query
     from kg.sparql.run import resolve, run_store
 
     named = resolve(query)  # kg's query loader: catalog names, .rq files, the same error messages as `kg query`
     if isinstance(source, Path):
-        result = run_query(named, params, graph=source, timeout=None)
+        result = run_query(named, params, graph=source, timeout=timeout)
     else:
         store = ox.Store()
         store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in source)
-        result = run_store(store, named, params)
+        result = deadline.with_deadline(lambda: run_store(store, named, params), timeout, named.name)
     if result.kind != "graph":
         kind = "an ASK" if result.kind == "ask" else "a SELECT"
         raise QueryError(f"query {named.name!r} is {kind} query; render --query draws the graph of a CONSTRUCT query")

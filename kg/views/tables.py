@@ -4,7 +4,9 @@ One table a file, as `csvs-to-sqlite`, datasette and `pandas.read_csv` expect: `
 the links (one row per paper and concept it mentions, with the score and the evidence spans),
 `--table papers` the papers (one row each, with authors, venue, DOI and subjects), `--table concepts` the concepts.
 All come from one streamed parse of the graph file; no SPARQL store
-is built. Columns are in `LINK_COLUMNS`, `PAPER_COLUMNS` and `CONCEPT_COLUMNS` (docs/serve.md describes them).
+is built. The concepts, their labels, hierarchy and subject links are read by kg.graph.facts (the one reader,
+so a concept has the label here that every other command gives it); this module adds, on the same pass, the
+paper columns and the evidence spans, which no other reader keeps. Columns are in `LINK_COLUMNS`, `PAPER_COLUMNS` and `CONCEPT_COLUMNS` (docs/serve.md describes them).
 
 Titles, venues and labels come from whoever wrote the paper list or the scheme, and a spreadsheet evaluates
 a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage return before one) as a formula:
@@ -21,10 +23,11 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, AbstractSet, Any, Iterator
 
 from kg.core.errors import UsageError
 from kg.graph import files
+from kg.graph.facts import Facts, of_triples
 from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, RDF, RDFS, SKOS
 
 TABLES = ("links", "papers", "concepts")
@@ -69,15 +72,11 @@ class _Target:
 
 @dataclass
 class _Read:
-    """What the tables need from a graph, gathered in one pass over its triples."""
+    """What the tables need from a graph beyond its Facts, gathered on the same pass over its triples."""
 
     papers: dict[str, _Paper] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # rdfs:label of papers and venues
-    concepts: set[str] = field(default_factory=set)
     typed: set[str] = field(default_factory=set)  # the fabio:ResearchPaper resources (a scheme has a dcterms:title too)
-    labels: dict[str, str] = field(default_factory=dict)
-    broader: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    subjects: set[tuple[str, str]] = field(default_factory=set)
     annotations: dict[str, _Annotation] = field(default_factory=lambda: defaultdict(_Annotation))
     targets: dict[str, _Target] = field(default_factory=lambda: defaultdict(_Target))
     starts: dict[str, str] = field(default_factory=dict)
@@ -85,11 +84,12 @@ class _Read:
     exact: dict[str, str] = field(default_factory=dict)
 
 
-def _read(graph: str | Path) -> _Read:
+def _read(graph: str | Path) -> tuple[_Read, Facts]:
+    """The graph's Facts and, from the same pass over its triples, the papers' columns and the evidence spans."""
     import pyoxigraph as ox
 
     r = _Read()
-    paper_class, concept_class = FABIO + "ResearchPaper", SKOS + "Concept"
+    paper_class = FABIO + "ResearchPaper"
     rdf_type, title_property = RDF + "type", DCTERMS + "title"
 
     def paper(s: str) -> _Paper:
@@ -102,8 +102,6 @@ def _read(graph: str | Path) -> _Read:
         if o == paper_class:
             paper(s)
             r.typed.add(s)
-        elif o == concept_class:
-            r.concepts.add(s)
 
     handlers: dict[str, Any] = {
         rdf_type: set_type,
@@ -116,9 +114,6 @@ def _read(graph: str | Path) -> _Read:
         BIBO + "doi": lambda s, o: setattr(paper(s), "doi", o),
         FOAF + "name": r.names.__setitem__,
         RDFS + "label": r.names.__setitem__,
-        SKOS + "prefLabel": r.labels.__setitem__,
-        SKOS + "broader": lambda s, o: r.broader[s].append(o),
-        DCTERMS + "subject": lambda s, o: r.subjects.add((s, o)),
         OA + "hasBody": lambda s, o: setattr(r.annotations[s], "body", o),
         KG + "score": lambda s, o: setattr(r.annotations[s], "score", o),
         OA + "hasTarget": lambda s, o: setattr(r.annotations[s], "target", o),
@@ -130,20 +125,24 @@ def _read(graph: str | Path) -> _Read:
         OA + "exact": r.exact.__setitem__,
     }
     blank = ox.BlankNode
-    for t in files.parse(graph):
-        handle = handlers.get(t.predicate.value)
-        if handle is not None:
-            s, o = t.subject, t.object
-            handle("_:" + s.value if type(s) is blank else s.value, "_:" + o.value if type(o) is blank else o.value)
-    return r
+
+    def tapped() -> Iterator:
+        for t in files.parse(graph):
+            handle = handlers.get(t.predicate.value)
+            if handle is not None:
+                s, o = t.subject, t.object
+                handle("_:" + s.value if type(s) is blank else s.value, "_:" + o.value if type(o) is blank else o.value)
+            yield t
+
+    return r, of_triples(tapped())
 
 
-def _links(r: _Read) -> dict[tuple[str, str], tuple[str, list[tuple[str, int, int, str]]]]:
+def _links(r: _Read, concepts: AbstractSet[str]) -> dict[tuple[str, str], tuple[str, list[tuple[str, int, int, str]]]]:
     """(paper, concept) -> (score, evidence spans as (field, start, end, exact)), for every annotated concept."""
     links: dict[tuple[str, str], tuple[str, list[tuple[str, int, int, str]]]] = {}
     for a in r.annotations.values():
         target = r.targets.get(a.target)
-        if target is None or a.body not in r.concepts or target.source not in r.papers:
+        if target is None or a.body not in concepts or target.source not in r.papers:
             continue
         spans = links.setdefault((target.source, a.body), (a.score, []))[1]
         where = "title" if target.on_title else "abstract"
@@ -159,8 +158,10 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
     """Write one CSV table of the graph file to a binary stream (UTF-8, a header row); return the number of data rows."""
     if table not in TABLES:
         raise UsageError(f"unknown table {table!r} (available: {', '.join(TABLES)})")
-    r = _read(graph)
-    links = _links(r)
+    r, facts = _read(graph)
+    concepts = {c for c in facts.concepts if SKOS + "Concept" in facts.types.get(c, ())}
+    labels, subjects_of = facts.concepts, set(facts.subjects)
+    links = _links(r, concepts)
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     writer = csv.writer(text)
     rows = 0
@@ -176,13 +177,13 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
             spans.sort()
             evidence = " | ".join(f"{where}[{a}:{b}] {exact}" for where, a, b, exact in spans)
             write((p.identifier, paper_iri, p.title or r.names.get(paper_iri, ""), p.year, r.names.get(p.venue, p.venue), concept,
-                          r.labels.get(concept, ""), score, int((paper_iri, concept) in r.subjects), len(spans), evidence))
+                          labels.get(concept, ""), score, int((paper_iri, concept) in subjects_of), len(spans), evidence))
             rows += 1
     elif table == "papers":
         write(PAPER_COLUMNS)
         subjects: dict[str, list[str]] = defaultdict(list)
-        for paper_iri, concept in sorted(r.subjects):
-            subjects[paper_iri].append(r.labels.get(concept, concept))
+        for paper_iri, concept in facts.subjects:
+            subjects[paper_iri].append(facts.label(concept))
         for paper_iri, p in r.papers.items():
             if paper_iri not in r.typed:
                 continue
@@ -192,7 +193,7 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
     else:
         write(CONCEPT_COLUMNS)
         papers: dict[str, int] = defaultdict(int)
-        for paper_iri, concept in r.subjects:
+        for paper_iri, concept in facts.subjects:
             if paper_iri in r.papers:
                 papers[concept] += 1
         mentioned: dict[str, int] = defaultdict(int)
@@ -200,9 +201,9 @@ def write_table(graph: str | Path, stream: IO[bytes], table: str = "links") -> i
         for (_, concept), (_, spans) in links.items():
             mentioned[concept] += 1
             mentions[concept] += len(spans)
-        for concept in sorted(r.concepts, key=lambda c: (-papers[c], -mentioned[c], r.labels.get(c, ""), c)):
-            write((concept, r.labels.get(concept, ""), papers[concept], mentioned[concept], mentions[concept],
-                          " ".join(sorted(r.broader.get(concept, ())))))
+        for concept in sorted(concepts, key=lambda c: (-papers[c], -mentioned[c], labels[c], c)):
+            write((concept, labels[concept], papers[concept], mentioned[concept], mentions[concept],
+                          " ".join(facts.broader.get(concept, ()))))
             rows += 1
     text.flush()
     text.detach()  # the caller owns the stream

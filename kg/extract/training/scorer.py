@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from kg.core.defaults import TRAIN_FOLDS
 from kg.extract.features import FEATURES, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.keywords import Hierarchy, KeywordEvaluation, KeywordPaper, score_keywords, topic_key
@@ -21,7 +22,7 @@ from kg.extract.matcher import PhraseExtractor
 from kg.extract.scheme import Scheme
 from kg.extract.scorer import Scorer
 
-FOLDS = 5
+FOLDS = TRAIN_FOLDS
 C = 1.0  # inverse regularisation strength of the logistic regression
 THRESHOLDS = tuple(round(0.05 + 0.01 * i, 2) for i in range(66))  # 0.05 … 0.70
 
@@ -57,11 +58,11 @@ def hierarchy_of(scheme: Scheme) -> Hierarchy:
     )
 
 
-def table(entries: Sequence[KeywordPaper], scheme: Scheme, extractor: PhraseExtractor | None = None) -> Table:
+def table(entries: Sequence[KeywordPaper], scheme: Scheme) -> Table:
     """Candidate rows of every paper whose keywords name a concept, read with and without its title."""
     hierarchy = hierarchy_of(scheme)
     named_by = hierarchy.named_by()
-    extractor = extractor or PhraseExtractor(scheme)
+    extractor = PhraseExtractor(scheme)
     kept = [e for e in entries if any(named_by.get(topic_key(k)) for k in e.keywords)]
     gold = [hierarchy.closure(c for k in e.keywords for c in named_by.get(topic_key(k), ())) for e in kept]
     paper, concept, rows, label, titled = [], [], [], [], []
