@@ -12,7 +12,8 @@ workers; sampled every 0.2 s) and the largest response body. Each client then se
 addresses of its own: legitimate client k from 127.0.(100+k).1, attacker k from 127.0.(1+k).1, so
 each is its own /24 (kg serve tells clients apart by /24). With --rotate N each attacker sends from
 N addresses at once, each address a query at a time (at most one a second): 127.0.(1+k).1 to .N
-(one /24), or with --spread prefix 127.(1+k).1.1 to 127.(1+k).N.1 (N different /24s).
+(one /24), with --spread prefix 127.(1+k).1.1 to 127.(1+k).N.1 (N different /24s of one /16), or with
+--spread network 127.(1+kN).1.1 to 127.(N+kN).1.1 (N different /16s).
 
 With --slow-readers K, K more clients ask for answers as large as the byte cap allows (the CONCATs;
 with --slow-path graph, the rendered page at /graph, which the server process reads itself)
@@ -248,6 +249,8 @@ def server_rss_kb(pid: int, tree: bool = True) -> int:
 def source(first: int, k: int, i: int, rotate: int, spread: str) -> str:
     """The address client k of a group starting at `first` sends its i-th request from."""
     j = i % rotate + 1
+    if spread == "network":
+        return f"127.{first + k * rotate + j - 1}.1.1"
     return f"127.0.{first + k}.{j}" if spread == "address" else f"127.{first + k}.{j}.1"
 
 
@@ -325,8 +328,8 @@ def main() -> None:
     parser.add_argument("--runaway", action="store_true", help="Also run one cross-product query that the timeout must stop.")
     parser.add_argument("--attackers", type=int, default=0, help="Clients sending runaway queries back to back the whole time.")
     parser.add_argument("--rotate", type=int, default=1, help="Each attacker and slow reader sends from this many addresses in turn.")
-    parser.add_argument("--spread", choices=("address", "prefix"), default="address",
-                        help="Rotate over addresses of one /24 (address) or over /24s (prefix).")
+    parser.add_argument("--spread", choices=("address", "prefix", "network"), default="address",
+                        help="Rotate over addresses of one /24 (address), over /24s of one /16 (prefix) or over /16s (network).")
     parser.add_argument("--attack", choices=("mix", "runaway"), default="mix",
                         help="What attackers send: the CARTESIAN and CONCAT mix, or the RUNAWAY count that runs until the time limit.")
     parser.add_argument("--slow-readers", type=int, default=0, help="Clients that ask for huge answers and do not read them.")

@@ -150,6 +150,44 @@ def test_new_prefixes_of_a_network_that_used_the_workers_wait_behind_others() ->
     assert order == ["127.0.101.1", "127.1.4.1"]
 
 
+def test_a_network_of_many_quick_clients_goes_before_a_network_that_sent_runaways() -> None:
+    """Issue 36 M4: eight legitimate clients of one /16 add up more worker time than an attacker's /16 whose
+    runaways hold one worker; by worker time alone each new /24 of the attacker went first. Runaway time
+    ranks first: the campus's client goes before the attacker's new /24."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock)
+    for k in range(8):
+        for _ in range(4):
+            query(admission, clock, f"127.0.{100 + k}.1", 0.5)  # 16 quick worker seconds in all
+    query(admission, clock, "127.1.1.1", 10.0)  # a runaway (past half the limit)
+    hold = admission.slot("127.9.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.1.2.1", "127.0.100.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order == ["127.0.100.1", "127.1.2.1"]
+
+
+def test_a_fresh_network_waits_behind_new_prefixes_of_known_networks_while_new_prefixes_send_runaways() -> None:
+    """Issue 36 M4: attackers sending each runaway from another /16 (none has used a worker yet). Runaways
+    from new prefixes count against every network with no known client, so a new /16 of the attacker waits
+    behind a new client of a network whose clients are known, and a known client keeps its place."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock)
+    query(admission, clock, "127.0.100.1", 0.5)  # a known client of 127.0/16
+    query(admission, clock, "127.1.1.1", 10.0)  # a runaway from a new prefix of 127.1/16
+    hold = admission.slot("127.9.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.2.1.1", "127.0.101.1", "127.3.1.1", "127.0.100.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order[:2] == ["127.0.101.1", "127.0.100.1"] and set(order[2:]) == {"127.2.1.1", "127.3.1.1"}
+
+
 def test_a_request_is_told_busy_after_the_queue_wait() -> None:
     clock = Clock()
     admission = Admission(1, wait=5, limit=10, clock=clock)
