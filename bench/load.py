@@ -21,7 +21,7 @@ and do not read them: each keeps up to --slow-connections connections open, read
 line, from 127.0.(50+k).x (rotated as the attackers are).
 
     python bench/load.py [GRAPH] [--clients 8] [--duration 10] [--queries N] [--runaway] [--attackers 2]
-                         [--rotate 16] [--spread address|prefix] [--slow-readers 2]
+                         [--rotate 16] [--spread address|prefix|network] [--slow-readers 2] [--warm 2]
 
 Without GRAPH, the bundled ICML 2024 sample is built into a temporary folder first.
 """
@@ -119,8 +119,12 @@ def start_server(graph: Path, *, workers: int = 2, timeout: float = 3.0, extra: 
         seen.append(line)
         match = re.search(r"(http://\S+?:\d+)/", line)
         if match:
-            # Keep draining stderr (request logs) so the server never blocks on a full pipe.
-            threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+            # Keep draining stderr (request logs) so the server never blocks on a full pipe; count the workers
+            # that answer from memory (kg.endpoint.snapshot.Warming).
+            proc.warm = []  # type: ignore[attr-defined]
+            threading.Thread(target=lambda: [proc.warm.append(time.monotonic())  # type: ignore[attr-defined]
+                                             for line in proc.stderr if "answers from memory now" in line],  # type: ignore[union-attr]
+                             daemon=True).start()
             return proc, match.group(1)
     stop_server(proc)
     raise RuntimeError("kg serve did not start: " + "".join(seen))
@@ -338,11 +342,18 @@ def main() -> None:
                              "with --max-rows above the triples, answers of MBs made fast), or /graph (the rendered page).")
     parser.add_argument("--slow-connections", type=int, default=32, help="Connections each slow reader keeps open.")
     parser.add_argument("--serve-option", action="append", default=[], help="An extra option for kg serve (repeatable).")
+    parser.add_argument("--warm", type=int, default=0,
+                        help="Start the load once this many workers answer from memory (a large graph loads in the background).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         graph = args.graph or sample_graph(Path(folder))
+        started = time.monotonic()
         proc, url = start_server(graph, workers=args.workers, timeout=args.timeout, extra=tuple(args.serve_option))
         try:
+            while len(proc.warm) < args.warm and proc.poll() is None:  # type: ignore[attr-defined]
+                time.sleep(0.5)
+            print(f"started the load {time.monotonic() - started:.0f} s after kg serve, with {len(proc.warm)} workers "  # type: ignore[attr-defined]
+                  f"answering from memory; tree {server_rss_kb(proc.pid) / 1024:.0f} MB")
             print(f"kg serve {graph.name} at {url}: {args.clients} clients, {args.attackers} attackers, "
                   f"({args.attack}), {args.slow_readers} slow readers, rotating over {args.rotate} ({args.spread}), "
                   f"{args.workers} workers, timeout {args.timeout:g} s")
@@ -358,6 +369,7 @@ def main() -> None:
             stats, elapsed = run_load(url, clients=args.clients, duration=args.duration, queries=args.queries,
                                       sources=hostile, window=2 * args.timeout if hostile else 0.0)
             print(stats.report(elapsed))
+            print(f"workers answering from memory at the end: {len(proc.warm)}")  # type: ignore[attr-defined]
             if hostile:
                 attacked.stop.set()
                 for t in threads:
