@@ -342,6 +342,8 @@ def main() -> None:
                              "with --max-rows above the triples, answers of MBs made fast), or /graph (the rendered page).")
     parser.add_argument("--slow-connections", type=int, default=32, help="Connections each slow reader keeps open.")
     parser.add_argument("--serve-option", action="append", default=[], help="An extra option for kg serve (repeatable).")
+    parser.add_argument("--head-start", type=float, default=0.0,
+                        help="The legitimate clients send queries this many seconds before the attack starts (not counted).")
     parser.add_argument("--warm", type=int, default=0,
                         help="Start the load once this many workers answer from memory (a large graph loads in the background).")
     args = parser.parse_args()
@@ -362,6 +364,10 @@ def main() -> None:
                 background = runaway_in_background(url)
                 runaway = next(background)
                 time.sleep(0.3)
+            if hostile and args.head_start:  # the legitimate clients are served (and known) before the attack starts
+                early = threading.Thread(target=run_load, args=(url,), kwargs={"clients": args.clients, "duration": args.head_start, "sources": True})
+                early.start()
+                early.join()
             if hostile:
                 attacked, threads = attack(url, proc.pid, args.attackers, args.rotate, args.spread, args.slow_readers,
                                            args.slow_connections, (RUNAWAY,) if args.attack == "runaway" else (CARTESIAN, CONCAT), args.slow_path)
