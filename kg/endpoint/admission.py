@@ -116,13 +116,14 @@ class Admission:
         self._suspect_running = 0  # slots held by clients not known, or heavy, when they started
 
     @contextmanager
-    def slot(self, address: str) -> Iterator[None]:
-        """Hold a worker slot for the client of `address` (raises Busy); the time held counts as its usage."""
+    def slot(self, address: str) -> Iterator[bool]:
+        """Hold a worker slot for the client of `address` (raises Busy); the time held counts as its usage. Gives
+        whether the client is suspect: not known to send quick queries (new, or heavy) when it started."""
         client = client_of(address, *self.prefixes)
         heavy, suspect = self._enter(client)
         started = self.clock()
         try:
-            yield
+            yield suspect
         finally:
             self._leave(client, heavy, suspect, self.clock() - started)
 
