@@ -86,11 +86,11 @@ def test_many_new_prefixes_hold_all_workers_but_one_while_known_clients_are_abou
     assert enter(admission2, "127.1.0.1") and enter(admission2, "127.2.0.1") and enter(admission2, "127.3.0.1")
 
 
-def test_a_slow_query_makes_its_client_heavy_until_the_penalty_ends() -> None:
+def test_a_slow_query_leaves_its_client_unknown_and_a_limit_makes_it_heavy_until_the_penalty_ends() -> None:
     clock = Clock()
     admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 2)
     query(admission, clock, "10.0.0.1", 0.1)  # known
-    query(admission, clock, "10.0.9.1", 6.0)  # over half the time limit: heavy (and no longer known)
+    query(admission, clock, "10.0.9.1", 6.0)  # over half the time limit: no longer known
     assert enter(admission, "10.0.9.2")
     assert not enter(admission, "10.0.9.3")  # one query at a time, while a known client is about
     admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 1)
@@ -98,6 +98,20 @@ def test_a_slow_query_makes_its_client_heavy_until_the_penalty_ends() -> None:
     assert not enter(admission, "10.0.9.1")  # heavy: only while another started worker stays idle
     clock.now += 61
     assert enter(admission, "10.0.9.1")  # the penalty is over
+
+
+def test_a_slow_query_that_finished_leaves_its_client_unknown_but_not_heavy() -> None:
+    """Issue 36 M4: on a busy machine a legitimate query ran past half the time limit and its client was heavy for a
+    minute, so it waited for a spare worker behind the attackers. A query that finished ended no worker: its client
+    is no longer known (capped with the new prefixes) but may start while only one worker is ready; one that hit a
+    limit (penalize) makes it heavy."""
+    clock = Clock()
+    admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 1)
+    query(admission, clock, "10.0.9.1", 6.0)
+    assert enter(admission, "10.0.9.1")
+    HELD.pop().__exit__(None, None, None)
+    admission.penalize("10.0.9.1")
+    assert not enter(admission, "10.0.9.1")
 
 
 def waiting(admission: Admission, addresses: list[str], order: list[str]) -> list[threading.Thread]:

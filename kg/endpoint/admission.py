@@ -6,10 +6,12 @@ prefix (`client_of`: an IPv4 /24, an IPv6 /64; kg.core.defaults), not one addres
 or network can send from many. `Admission` hands out worker slots by these rules:
 
 - a client runs one query at a time while another client waits; alone it may use every worker;
-- a client whose query recently hit a limit (time, memory, response size) or ran past half the
-  time limit is *heavy* for `penalty_seconds`: heavy clients together hold at most all workers
-  but one, and start a query only while another started worker stays idle, so one worker stays
-  free for everyone else (also while a killed worker is being replaced);
+- a client whose query recently hit a limit (time, memory, response size) is *heavy* for
+  `penalty_seconds`: heavy clients together hold at most all workers but one, and start a query
+  only while another started worker stays idle, so one worker stays free for everyone else (also
+  while a killed worker is being replaced); a query that ran past half the time limit and finished
+  makes its client no longer known (below), and counts as a runaway in the order, but ended no
+  worker: on a busy machine a legitimate query of 6 s held its client as heavy for a minute;
 - the total cap: clients not known to send quick queries (new, or heavy; a client becomes known
   when a query of its finishes in under half the time limit, and is no longer once it is heavy)
   together hold at most all workers but one while a known client has asked in the last `recent`
@@ -248,8 +250,7 @@ class Admission:
             self._state(group_of(client), self._groups).usage += seconds
             state.seen = self.clock()
             state.last = (seconds, suspect and not heavy)
-            if seconds > self.limit / 2:
-                state.heavy_until = max(state.heavy_until, self.clock() + self.penalty_seconds)
+            if seconds > self.limit / 2:  # not known (any more), but not heavy: it ended no worker (penalize: one that did)
                 state.known = False
                 self._ran_away(client, seconds, suspect and not heavy)
             elif not self._heavy(state):
