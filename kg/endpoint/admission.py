@@ -120,12 +120,15 @@ class Admission:
     @contextmanager
     def slot(self, address: str) -> Iterator[bool]:
         """Hold a worker slot for the client of `address` (raises Busy); the time held counts as its usage. Gives
-        whether the client is suspect: not known to send quick queries (new, or heavy) when it started."""
+        whether its query is better kept off the workers that hold the graph: the client is heavy, or new while
+        new prefixes have sent runaways lately (`NEWCOMERS`)."""
         client = client_of(address, *self.prefixes)
         heavy, suspect = self._enter(client)
+        with self._cond:
+            risky = heavy or (suspect and self._state(NEWCOMERS, self._runaway).usage >= 1.0)
         started = self.clock()
         try:
-            yield suspect
+            yield risky
         finally:
             self._leave(client, heavy, suspect, self.clock() - started)
 

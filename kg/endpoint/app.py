@@ -68,7 +68,7 @@ class App:
             # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
             wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
             self.pool = Pool(confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), answer, size=workers, spare=True)
-            # Clients not known to send quick queries (kg.endpoint.admission: new prefixes, heavy ones) are answered by
+            # Heavy clients, and new ones while new prefixes send runaways (kg.endpoint.admission), are answered by
             # workers of their own that read the persisted store: a runaway ends one of those, opened again in a second,
             # never a worker that holds the graph in memory (a load of 20-40 s at 21k papers, which runaways from many
             # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all.
@@ -213,8 +213,8 @@ class App:
                "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
         try:
-            with self.admission.slot(client) as suspect:
-                outcome = (self.quarantine if suspect and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
+            with self.admission.slot(client) as risky:
+                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
         except Busy as exc:
             return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
