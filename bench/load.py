@@ -12,7 +12,8 @@ workers; sampled every 0.2 s) and the largest response body. Each client then se
 addresses of its own: legitimate client k from 127.0.(100+k).1, attacker k from 127.0.(1+k).1, so
 each is its own /24 (kg serve tells clients apart by /24). With --rotate N each attacker sends from
 N addresses at once, each address a query at a time (at most one a second): 127.0.(1+k).1 to .N
-(one /24), or with --spread prefix 127.(1+k).1.1 to 127.(1+k).N.1 (N different /24s).
+(one /24), with --spread prefix 127.(1+k).1.1 to 127.(1+k).N.1 (N different /24s of one /16), or with
+--spread network 127.(1+kN).1.1 to 127.(N+kN).1.1 (N different /16s).
 
 With --slow-readers K, K more clients ask for answers as large as the byte cap allows (the CONCATs;
 with --slow-path graph, the rendered page at /graph, which the server process reads itself)
@@ -20,7 +21,7 @@ and do not read them: each keeps up to --slow-connections connections open, read
 line, from 127.0.(50+k).x (rotated as the attackers are).
 
     python bench/load.py [GRAPH] [--clients 8] [--duration 10] [--queries N] [--runaway] [--attackers 2]
-                         [--rotate 16] [--spread address|prefix] [--slow-readers 2]
+                         [--rotate 16] [--spread address|prefix|network] [--slow-readers 2] [--warm 2]
 
 Without GRAPH, the bundled ICML 2024 sample is built into a temporary folder first.
 """
@@ -118,8 +119,12 @@ def start_server(graph: Path, *, workers: int = 2, timeout: float = 3.0, extra: 
         seen.append(line)
         match = re.search(r"(http://\S+?:\d+)/", line)
         if match:
-            # Keep draining stderr (request logs) so the server never blocks on a full pipe.
-            threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+            # Keep draining stderr (request logs) so the server never blocks on a full pipe; count the workers
+            # that answer from memory (kg.endpoint.snapshot.Warming).
+            proc.warm = []  # type: ignore[attr-defined]
+            threading.Thread(target=lambda: [proc.warm.append(time.monotonic())  # type: ignore[attr-defined]
+                                             for line in proc.stderr if "answers from memory now" in line],  # type: ignore[union-attr]
+                             daemon=True).start()
             return proc, match.group(1)
     stop_server(proc)
     raise RuntimeError("kg serve did not start: " + "".join(seen))
@@ -248,6 +253,8 @@ def server_rss_kb(pid: int, tree: bool = True) -> int:
 def source(first: int, k: int, i: int, rotate: int, spread: str) -> str:
     """The address client k of a group starting at `first` sends its i-th request from."""
     j = i % rotate + 1
+    if spread == "network":
+        return f"127.{first + k * rotate + j - 1}.1.1"
     return f"127.0.{first + k}.{j}" if spread == "address" else f"127.{first + k}.{j}.1"
 
 
@@ -325,8 +332,8 @@ def main() -> None:
     parser.add_argument("--runaway", action="store_true", help="Also run one cross-product query that the timeout must stop.")
     parser.add_argument("--attackers", type=int, default=0, help="Clients sending runaway queries back to back the whole time.")
     parser.add_argument("--rotate", type=int, default=1, help="Each attacker and slow reader sends from this many addresses in turn.")
-    parser.add_argument("--spread", choices=("address", "prefix"), default="address",
-                        help="Rotate over addresses of one /24 (address) or over /24s (prefix).")
+    parser.add_argument("--spread", choices=("address", "prefix", "network"), default="address",
+                        help="Rotate over addresses of one /24 (address), over /24s of one /16 (prefix) or over /16s (network).")
     parser.add_argument("--attack", choices=("mix", "runaway"), default="mix",
                         help="What attackers send: the CARTESIAN and CONCAT mix, or the RUNAWAY count that runs until the time limit.")
     parser.add_argument("--slow-readers", type=int, default=0, help="Clients that ask for huge answers and do not read them.")
@@ -335,11 +342,20 @@ def main() -> None:
                              "with --max-rows above the triples, answers of MBs made fast), or /graph (the rendered page).")
     parser.add_argument("--slow-connections", type=int, default=32, help="Connections each slow reader keeps open.")
     parser.add_argument("--serve-option", action="append", default=[], help="An extra option for kg serve (repeatable).")
+    parser.add_argument("--head-start", type=float, default=0.0,
+                        help="The legitimate clients send queries this many seconds before the attack starts (not counted).")
+    parser.add_argument("--warm", type=int, default=0,
+                        help="Start the load once this many workers answer from memory (a large graph loads in the background).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         graph = args.graph or sample_graph(Path(folder))
+        started = time.monotonic()
         proc, url = start_server(graph, workers=args.workers, timeout=args.timeout, extra=tuple(args.serve_option))
         try:
+            while len(proc.warm) < args.warm and proc.poll() is None:  # type: ignore[attr-defined]
+                time.sleep(0.5)
+            print(f"started the load {time.monotonic() - started:.0f} s after kg serve, with {len(proc.warm)} workers "  # type: ignore[attr-defined]
+                  f"answering from memory; tree {server_rss_kb(proc.pid) / 1024:.0f} MB")
             print(f"kg serve {graph.name} at {url}: {args.clients} clients, {args.attackers} attackers, "
                   f"({args.attack}), {args.slow_readers} slow readers, rotating over {args.rotate} ({args.spread}), "
                   f"{args.workers} workers, timeout {args.timeout:g} s")
@@ -348,6 +364,10 @@ def main() -> None:
                 background = runaway_in_background(url)
                 runaway = next(background)
                 time.sleep(0.3)
+            if hostile and args.head_start:  # the legitimate clients are served (and known) before the attack starts
+                early = threading.Thread(target=run_load, args=(url,), kwargs={"clients": args.clients, "duration": args.head_start, "sources": True})
+                early.start()
+                early.join()
             if hostile:
                 attacked, threads = attack(url, proc.pid, args.attackers, args.rotate, args.spread, args.slow_readers,
                                            args.slow_connections, (RUNAWAY,) if args.attack == "runaway" else (CARTESIAN, CONCAT), args.slow_path)
@@ -355,6 +375,7 @@ def main() -> None:
             stats, elapsed = run_load(url, clients=args.clients, duration=args.duration, queries=args.queries,
                                       sources=hostile, window=2 * args.timeout if hostile else 0.0)
             print(stats.report(elapsed))
+            print(f"workers answering from memory at the end: {len(proc.warm)}")  # type: ignore[attr-defined]
             if hostile:
                 attacked.stop.set()
                 for t in threads:

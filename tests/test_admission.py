@@ -86,11 +86,11 @@ def test_many_new_prefixes_hold_all_workers_but_one_while_known_clients_are_abou
     assert enter(admission2, "127.1.0.1") and enter(admission2, "127.2.0.1") and enter(admission2, "127.3.0.1")
 
 
-def test_a_slow_query_makes_its_client_heavy_until_the_penalty_ends() -> None:
+def test_a_slow_query_leaves_its_client_unknown_and_a_limit_makes_it_heavy_until_the_penalty_ends() -> None:
     clock = Clock()
     admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 2)
     query(admission, clock, "10.0.0.1", 0.1)  # known
-    query(admission, clock, "10.0.9.1", 6.0)  # over half the time limit: heavy (and no longer known)
+    query(admission, clock, "10.0.9.1", 6.0)  # over half the time limit: no longer known
     assert enter(admission, "10.0.9.2")
     assert not enter(admission, "10.0.9.3")  # one query at a time, while a known client is about
     admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 1)
@@ -98,6 +98,20 @@ def test_a_slow_query_makes_its_client_heavy_until_the_penalty_ends() -> None:
     assert not enter(admission, "10.0.9.1")  # heavy: only while another started worker stays idle
     clock.now += 61
     assert enter(admission, "10.0.9.1")  # the penalty is over
+
+
+def test_a_slow_query_that_finished_leaves_its_client_unknown_but_not_heavy() -> None:
+    """Issue 36 M4: on a busy machine a legitimate query ran past half the time limit and its client was heavy for a
+    minute, so it waited for a spare worker behind the attackers. A query that finished ended no worker: its client
+    is no longer known (capped with the new prefixes) but may start while only one worker is ready; one that hit a
+    limit (penalize) makes it heavy."""
+    clock = Clock()
+    admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 1)
+    query(admission, clock, "10.0.9.1", 6.0)
+    assert enter(admission, "10.0.9.1")
+    HELD.pop().__exit__(None, None, None)
+    admission.penalize("10.0.9.1")
+    assert not enter(admission, "10.0.9.1")
 
 
 def waiting(admission: Admission, addresses: list[str], order: list[str]) -> list[threading.Thread]:
@@ -148,6 +162,44 @@ def test_new_prefixes_of_a_network_that_used_the_workers_wait_behind_others() ->
     for thread in threads:
         thread.join(10)
     assert order == ["127.0.101.1", "127.1.4.1"]
+
+
+def test_a_network_of_many_quick_clients_goes_before_a_network_that_sent_runaways() -> None:
+    """Issue 36 M4: eight legitimate clients of one /16 add up more worker time than an attacker's /16 whose
+    runaways hold one worker; by worker time alone each new /24 of the attacker went first. Runaway time
+    ranks first: the campus's client goes before the attacker's new /24."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock)
+    for k in range(8):
+        for _ in range(4):
+            query(admission, clock, f"127.0.{100 + k}.1", 0.5)  # 16 quick worker seconds in all
+    query(admission, clock, "127.1.1.1", 10.0)  # a runaway (past half the limit)
+    hold = admission.slot("127.9.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.1.2.1", "127.0.100.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order == ["127.0.100.1", "127.1.2.1"]
+
+
+def test_a_fresh_network_waits_behind_new_prefixes_of_known_networks_while_new_prefixes_send_runaways() -> None:
+    """Issue 36 M4: attackers sending each runaway from another /16 (none has used a worker yet). Runaways
+    from new prefixes count against every network with no known client, so a new /16 of the attacker waits
+    behind a new client of a network whose clients are known, and a known client keeps its place."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock)
+    query(admission, clock, "127.0.100.1", 0.5)  # a known client of 127.0/16
+    query(admission, clock, "127.1.1.1", 10.0)  # a runaway from a new prefix of 127.1/16
+    hold = admission.slot("127.9.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.2.1.1", "127.0.101.1", "127.3.1.1", "127.0.100.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order[:2] == ["127.0.101.1", "127.0.100.1"] and set(order[2:]) == {"127.2.1.1", "127.3.1.1"}
 
 
 def test_a_request_is_told_busy_after_the_queue_wait() -> None:

@@ -59,6 +59,25 @@ def test_a_huge_response_is_cut_to_the_byte_cap_and_says_so(limited) -> None:
     assert 0 < len(rows) < 10_000
 
 
+def test_a_runaway_from_a_new_client_leaves_the_workers_holding_the_graph_alone(mini_ttl: Path) -> None:
+    """Issue 36 M4: every runaway ended a worker that held the graph in memory, and its replacement loaded the graph
+    again (20-40 s of a core at 21k papers), so runaways from many prefixes kept every worker cold. Once new prefixes
+    have sent a runaway, new clients are answered by the workers that read the persisted store (and heavy ones); a
+    known client's runaway still ends a worker of the main pool."""
+    app = make_app(mini_ttl, workers=2, timeout=2.0)
+    try:
+        status, _, body = ask(app, RUNAWAY, "10.0.0.1")  # the first runaway of new prefixes: nothing told it apart
+        assert status == 503 and b"time limit" in body and app.pool.killed == 1
+        assert ask(app, RUNAWAY, "10.9.0.1")[0] == 503  # another new prefix, from another network
+        assert app.pool.killed == 1  # the main pool's workers (and the graph they hold) are untouched
+        assert app.quarantine is not None and app.quarantine.killed == 1
+        assert ask(app, COUNT, "10.0.1.1")[0] == 200 and ask(app, COUNT, "10.0.1.1")[0] == 200  # new, then known
+        assert ask(app, RUNAWAY, "10.0.1.1")[0] == 503
+        assert app.pool.killed == 2
+    finally:
+        app.close()
+
+
 def test_a_request_waits_for_a_worker_less_than_the_time_limit(mini_ttl: Path) -> None:
     app = make_app(mini_ttl, workers=1, timeout=4.0)
     try:

@@ -92,6 +92,31 @@ def test_in_memory_workers_answer_from_the_store_until_the_graph_is_loaded(tmp_p
     assert not [p for p in tmp_path.iterdir() if ".kg-serve-" in p.name], "the pinned links are removed"
 
 
+def test_workers_of_one_server_load_the_graph_in_memory_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36 M4: three workers loading 21k papers in memory at once on two cores slowed every query for a
+    minute or more. A worker loads only while no other worker of the server does (the snapshot's lock); until
+    then it answers from the store."""
+    import fcntl
+
+    from kg.endpoint import snapshot as snapshot_module
+    from kg.endpoint.snapshot import WARMING, open_snapshot, release, take
+
+    graph = kg.write(kg.build([FIXTURES / "mini-papers.jsonl"], **SCHEME), tmp_path / "mini.ttl")
+    snapshot = take(graph)
+    try:
+        monkeypatch.setattr(snapshot_module, "WARM_BYTES", 0)  # as if it were large
+        assert snapshot.folder is not None
+        with (snapshot.folder / WARMING).open("ab") as other:
+            fcntl.flock(other, fcntl.LOCK_EX)  # another worker is loading
+            store, _ = open_snapshot(snapshot, memory=True)
+            assert not store.loaded.wait(1.0)  # waits its turn (it would load in a fraction of that)
+            assert [row[0].value for row in store.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")] != ["0"]
+        assert store.loaded.wait(60)  # the other is done: its turn
+        assert store.store is not None and type(store.store).__name__ == "Store"
+    finally:
+        release(snapshot)
+
+
 def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_path: Path) -> None:
     """A killed server leaves its folder of links (an old graph and index, 230 MB at 21k papers); the next server
     of the graph removes it once no process holds its lock, and leaves a running server's alone."""

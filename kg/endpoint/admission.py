@@ -6,18 +6,24 @@ prefix (`client_of`: an IPv4 /24, an IPv6 /64; kg.core.defaults), not one addres
 or network can send from many. `Admission` hands out worker slots by these rules:
 
 - a client runs one query at a time while another client waits; alone it may use every worker;
-- a client whose query recently hit a limit (time, memory, response size) or ran past half the
-  time limit is *heavy* for `penalty_seconds`: heavy clients together hold at most all workers
-  but one, and start a query only while another started worker stays idle, so one worker stays
-  free for everyone else (also while a killed worker is being replaced);
+- a client whose query recently hit a limit (time, memory, response size) is *heavy* for
+  `penalty_seconds`: heavy clients together hold at most all workers but one, and start a query
+  only while another started worker stays idle, so one worker stays free for everyone else (also
+  while a killed worker is being replaced); a query that ran past half the time limit and finished
+  makes its client no longer known (below), and counts as a runaway in the order, but ended no
+  worker: on a busy machine a legitimate query of 6 s held its client as heavy for a minute;
 - the total cap: clients not known to send quick queries (new, or heavy; a client becomes known
   when a query of its finishes in under half the time limit, and is no longer once it is heavy)
   together hold at most all workers but one while a known client has asked in the last `recent`
   seconds, so a flood of new prefixes cannot take every worker from the clients already served;
-- among waiting clients the one whose wider network (`group_of`: IPv4 /16, IPv6 /48) used the least
-  worker time lately goes first, then the client that used the least itself (usage decays with a
-  half-life), then first come first served: new prefixes of a network that sent runaways wait
-  behind clients from elsewhere;
+- among waiting clients the one whose wider network (`group_of`: IPv4 /16, IPv6 /48) spent the least
+  worker time on runaways lately (queries that hit a limit or ran past half the time limit) goes
+  first; a network with no known client counts the runaway time of all new prefixes too (`NEWCOMERS`),
+  so an attacker sending each runaway from a fresh /16 waits behind the networks of known clients and
+  their new prefixes. Then the network that used the least worker time in all, then the client that used
+  the least itself (usage decays with a half-life), then first come first served: new prefixes of a
+  network that sent runaways wait behind clients from elsewhere, and a network of many legitimate
+  clients (a campus), whose worker time adds up, is not ranked behind one that sent runaways;
 - nobody waits longer than `wait` seconds (shorter than the time limit: a client is told the
   server is busy instead of hanging), and a client may have at most `per_client` requests waiting.
 
@@ -65,6 +71,9 @@ def group_of(client: str, v4: int = SERVE_GROUP_V4, v6: int = SERVE_GROUP_V6) ->
     return str(net.supernet(new_prefix=bits)) if net.prefixlen > bits else str(net)
 
 
+NEWCOMERS = "new prefixes"  # the runaway time of all clients that were new when they sent it (Admission._runaway)
+
+
 class Busy(Exception):
     """No slot within the wait; `status` 503 (server busy) or 429 (this client has too many waiting)."""
 
@@ -82,6 +91,7 @@ class _Client:
     heavy_until: float = 0.0
     known: bool = False  # a query of this client finished in under half the time limit (and none was heavy since)
     seen: float = -math.inf  # when it last asked
+    last: tuple[float, bool] = (0.0, False)  # its last query: worker seconds, and whether it was new (not known, not heavy) then
 
 
 class Admission:
@@ -100,6 +110,7 @@ class Admission:
         self._cond = threading.Condition()
         self._clients: dict[str, _Client] = {}
         self._groups: dict[str, _Client] = {}  # worker time by group_of(client)
+        self._runaway: dict[str, _Client] = {}  # worker time of runaways by group_of(client), and of NEWCOMERS
         self._queue: dict[int, str] = {}  # ticket -> client, in arrival order
         self._tickets = itertools.count()
         self._running = 0
@@ -107,22 +118,30 @@ class Admission:
         self._suspect_running = 0  # slots held by clients not known, or heavy, when they started
 
     @contextmanager
-    def slot(self, address: str) -> Iterator[None]:
-        """Hold a worker slot for the client of `address` (raises Busy); the time held counts as its usage."""
+    def slot(self, address: str) -> Iterator[bool]:
+        """Hold a worker slot for the client of `address` (raises Busy); the time held counts as its usage. Gives
+        whether its query is better kept off the workers that hold the graph: the client is heavy, or new while
+        new prefixes have sent runaways lately (`NEWCOMERS`)."""
         client = client_of(address, *self.prefixes)
         heavy, suspect = self._enter(client)
+        with self._cond:
+            risky = heavy or (suspect and self._state(NEWCOMERS, self._runaway).usage >= 1.0)
         started = self.clock()
         try:
-            yield
+            yield risky
         finally:
             self._leave(client, heavy, suspect, self.clock() - started)
 
     def penalize(self, address: str) -> None:
         """A query from `address` hit a limit: its client is heavy for a while."""
         with self._cond:
-            state = self._state(client_of(address, *self.prefixes))
+            client = client_of(address, *self.prefixes)
+            state = self._state(client)
             state.heavy_until = self.clock() + self.penalty_seconds
             state.known = False
+            seconds, new = state.last
+            if seconds <= self.limit / 2:  # a longer one was counted as a runaway when it ended
+                self._ran_away(client, seconds, new)
 
     @property
     def waiting(self) -> int:
@@ -173,15 +192,29 @@ class Admission:
                 return False
         return not state.running or all(c == client for c in self._queue.values())
 
+    def _ran_away(self, client: str, seconds: float, new: bool) -> None:
+        """Count `seconds` of a runaway against the client's network, and against NEWCOMERS if the client was `new`."""
+        self._state(group_of(client), self._runaway).usage += seconds
+        if new:
+            self._state(NEWCOMERS, self._runaway).usage += seconds
+
     def _may_go(self, ticket: int, client: str) -> bool:
         if self._running >= self.slots:
             return False
         known_about = self._known_about()
         if not self._eligible(client, known_about):
             return False
-        ranked = min((self._state(group_of(c), self._groups).usage, self._state(c).usage, t)
-                     for t, c in self._queue.items() if self._eligible(c, known_about))
-        return ranked[2] == ticket
+        vouched = {group_of(c) for c, st in self._clients.items() if st.known and not self._heavy(st)}
+        newcomers = self._state(NEWCOMERS, self._runaway).usage
+
+        def rank(t: int, c: str) -> tuple[float, float, float, int]:
+            group = group_of(c)
+            runaway = self._state(group, self._runaway).usage
+            return (runaway if group in vouched else max(runaway, newcomers),
+                    self._state(group, self._groups).usage, self._state(c).usage, t)
+
+        ranked = min(rank(t, c) for t, c in self._queue.items() if self._eligible(c, known_about))
+        return ranked[3] == ticket
 
     def _enter(self, client: str) -> tuple[bool, bool]:
         deadline = self.clock() + self.wait
@@ -219,9 +252,10 @@ class Admission:
             state.usage += seconds
             self._state(group_of(client), self._groups).usage += seconds
             state.seen = self.clock()
-            if seconds > self.limit / 2:
-                state.heavy_until = max(state.heavy_until, self.clock() + self.penalty_seconds)
+            state.last = (seconds, suspect and not heavy)
+            if seconds > self.limit / 2:  # not known (any more), but not heavy: it ended no worker (penalize: one that did)
                 state.known = False
+                self._ran_away(client, seconds, suspect and not heavy)
             elif not self._heavy(state):
                 state.known = True
             self._running -= 1
@@ -232,8 +266,9 @@ class Admission:
                 for name in [c for c, st in self._clients.items()
                              if not st.running and not st.waiting and st.heavy_until < now and self._state(c).usage < 0.01]:
                     del self._clients[name]
-                for name in [g for g in self._groups if self._state(g, self._groups).usage < 0.01]:
-                    del self._groups[name]
+                for table in (self._groups, self._runaway):
+                    for name in [g for g in table if self._state(g, table).usage < 0.01]:
+                        del table[name]
             self._cond.notify_all()
 
 

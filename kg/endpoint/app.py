@@ -70,13 +70,26 @@ class App:
             # A request waits for a worker at most half the time limit: behind a runaway it is told "busy" soon.
             wait = queue_wait if queue_wait is not None else max(1.0, timeout / 2)
             self.pool = Pool(confined, (self.snapshot, max_rows, memory, (memory_mb, max_bytes)), answer, size=workers, spare=True)
-            self.admission = Admission(workers, wait=wait, limit=timeout, ready=self.pool.ready)
+            # Heavy clients, and new ones while new prefixes send runaways (kg.endpoint.admission), are answered by
+            # workers of their own that read the persisted store: a runaway ends one of those, opened again in a second,
+            # never a worker that holds the graph in memory (a load of 20-40 s at 21k papers, which runaways from many
+            # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all.
+            self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes)), answer, size=workers)
+                               if memory and self.snapshot.store is not None else None)
+            self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready)
             self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
             progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
             problem = self.pool.started()
+            if problem is None and self.quarantine is not None and self.quarantine.started() is not None:
+                self.quarantine.close()  # e.g. the store does not fit --max-memory: the main pool answers everyone
+                self.quarantine = None
+                self.admission.ready = self.pool.ready
         except BaseException:  # a bad option, Ctrl-C or SIGTERM while the workers start: the pinned version goes too
             if hasattr(self, "pool"):
                 self.pool.close()
+            quarantine = getattr(self, "quarantine", None)
+            if quarantine is not None:
+                quarantine.close()
             release(self.snapshot)
             raise
         if problem is not None:
@@ -88,6 +101,8 @@ class App:
         from kg.endpoint.snapshot import release
 
         self.pool.close()
+        if self.quarantine is not None:
+            self.quarantine.close()
         release(self.snapshot)
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -200,8 +215,8 @@ class App:
                "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
         try:
-            with self.admission.slot(client):
-                outcome = self.pool.run(job, self.timeout, wait=5.0)
+            with self.admission.slot(client) as risky:
+                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
         except Busy as exc:
             return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
