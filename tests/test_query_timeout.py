@@ -7,8 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,6 +20,8 @@ from kg.cli import cli
 from kg.core.defaults import QUERY_TIMEOUT
 from kg.sparql import deadline, remote
 from kg.sparql.store import ensure_store
+
+from .conftest import local_server
 
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }"
 
@@ -80,13 +81,8 @@ class _Answers(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/query"
-    finally:
-        server.shutdown()
+    with local_server(_Answers) as url:
+        yield f"{url}/query"
 
 
 @pytest.mark.parametrize(("given", "expected"), [("0", None), ("2.5", 2.5), (None, QUERY_TIMEOUT)])
