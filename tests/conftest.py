@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -131,6 +132,25 @@ def sample_analyzed_ttl(sample_ttl: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 # ---- expensive things started or built once per test session ---------------------------------------
+
+
+class JsonAnswers(BaseHTTPRequestHandler):
+    """A SPARQL endpoint for tests: every POST gets `answer(path)` as application/sparql-results+json."""
+
+    def answer(self, path: str) -> bytes:
+        raise NotImplementedError
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.answer(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 @contextmanager

@@ -7,7 +7,6 @@ import inspect
 import json
 import subprocess
 import sys
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,7 +20,7 @@ from kg.core.defaults import QUERY_TIMEOUT
 from kg.sparql import deadline, remote
 from kg.sparql.store import ensure_store
 
-from .conftest import local_server
+from .conftest import JsonAnswers, local_server
 
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }"
 
@@ -65,18 +64,9 @@ def test_kg_query_api_timeout_0_is_no_limit(sample_ttl: Path, limits: list[float
     assert limits and all(deadline.limit(t) is None for t in limits)
 
 
-class _Answers(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps({"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": "7"}}]}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/sparql-results+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+class _Answers(JsonAnswers):
+    def answer(self, path: str) -> bytes:
+        return json.dumps({"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": "7"}}]}}).encode()
 
 
 @pytest.fixture(scope="module")

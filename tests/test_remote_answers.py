@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from http.server import BaseHTTPRequestHandler
 from typing import Iterator
 
 import pytest
@@ -14,7 +13,7 @@ import kg
 from kg.core.errors import KgError
 from kg.sparql.results import from_oxigraph
 
-from .conftest import local_server
+from .conftest import JsonAnswers, local_server
 
 WIDE = 150_000  # variables: 20 s and more for a parse quadratic in them, well under a second for a linear one
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -42,24 +41,14 @@ ODD = {  # each is not SPARQL 1.1 JSON results
 }
 
 
-class _Answers(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if self.path == "/wide":
-            body = json.dumps({"head": {"vars": [f"v{i}" for i in range(WIDE)]},
+class _Answers(JsonAnswers):
+    def answer(self, path: str) -> bytes:
+        if path == "/wide":
+            return json.dumps({"head": {"vars": [f"v{i}" for i in range(WIDE)]},
                                "results": {"bindings": [{"v7": {"type": "literal", "value": "seven"}}]}}).encode()
-        elif self.path == "/deep":
-            body = b'{"head": {"vars": ["x"]}, "results": {"bindings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
-        else:
-            body = json.dumps(ROWS if self.path == "/rows" else ODD[self.path]).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/sparql-results+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        if path == "/deep":
+            return b'{"head": {"vars": ["x"]}, "results": {"bindings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+        return json.dumps(ROWS if path == "/rows" else ODD[path]).encode()
 
 
 @pytest.fixture(scope="module")
