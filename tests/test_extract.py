@@ -126,6 +126,32 @@ def test_big_o_in_math_is_no_acronym() -> None:
     assert clean("$k$-means and $L_2$ loss").text == "k-means and L2 loss"
 
 
+@pytest.mark.parametrize(("text", "cleaned"), [
+    ("Collaborative filtering- based methods", "Collaborative filtering-based methods"),  # two words: hyphenated
+    ("classi- fication of plat- forms", "classification of platforms"),  # an English word split by a line break
+    ("collabora- tive filtering and collaborative ones", "collaborative filtering and collaborative ones"),  # the text's own word
+    ("train- and test-time data", "train- and test-time data"),  # a suspended hyphen waits for its word
+    ("state- of- the-art, end- to- end", "state-of-the-art, end-to-end"),
+])
+def test_line_break_hyphens_are_repaired(text, cleaned):
+    """Abstracts copied from PDFs keep the line break's hyphen ("Collaborative filtering- based" hid collaborative
+    filtering from an expert's paper); evidence still quotes the stored text."""
+    c = clean(text)
+    assert c.text == cleaned
+    for word in cleaned.replace(",", "").split():
+        if "-" not in word:
+            at = c.text.index(word)
+            start, end = c.original(at, at + len(word))
+            assert text[start:end].replace("- ", "") == word
+
+
+def test_a_split_label_links_with_its_evidence(bundled):
+    text = "Collaborative filtering- based methods and matrix fac- torization are strong baselines for recommendation."
+    (ex,) = run(bundled, text)
+    mentions = {m.exact for link in ex.links for m in link.mentions}
+    assert "Collaborative filtering" in mentions and "matrix fac- torization" in mentions
+
+
 def test_contrast_is_not_a_subject(extractor):
     (ex,) = run(extractor, "Unlike diffusion models, we propose a generative adversarial network for fast sampling.")
     got = links(ex)

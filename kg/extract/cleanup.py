@@ -12,8 +12,12 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Callable
 
-# Anything outside printable ASCII, or a character that starts markup, sends a text down the slow path.
-_NEEDS_CLEANING = re.compile(r"[^\x20-\x7e]|[$\\<&*{}~]")
+from kg.extract import lexicon
+
+# Anything outside printable ASCII, a character that starts markup, or a hyphen before a space and a lower-case
+# word sends a text down the slow path.
+_NEEDS_CLEANING = re.compile(r"[^\x20-\x7e]|[$\\<&*{}~]|[A-Za-z]-\s+[a-z]")
+_SUSPENDED = frozenset({"and", "or", "nor", "versus", "vs"})  # "train- and test-time": the hyphen waits for its word
 
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 _CHAR_MAP = {
@@ -106,6 +110,19 @@ def _char(m: re.Match[str]) -> str:
     return folded if folded.isprintable() else " "
 
 
+def _line_break(m: re.Match[str]) -> str:
+    """A hyphen that a line break left before a space: "classi- fication" is "classification" (the joined word is
+    English or the text's own), "filtering- based" is "filtering-based", and "train- and test-" stays as it is."""
+    before = re.search(r"[A-Za-z]+$", m.string[: m.start()])
+    after = re.match(r"[a-z]+", m.string[m.end() :])
+    if before is None or after is None or after.group(0) in _SUSPENDED:
+        return m.group(0)
+    joined = (before.group(0) + after.group(0)).lower()
+    if joined in lexicon.words() or re.search(rf"\b{joined}\b", m.string, re.I):
+        return ""
+    return "-" if after.group(0) in lexicon.words() else ""
+
+
 _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,6}|#x[0-9a-fA-F]{1,5});"), lambda m: html.unescape(m.group(0))),
     (re.compile(r"\$\$.{1,500}?\$\$|\$[^$]{1,300}?\$|\\\(.{1,300}?\\\)|\\\[.{1,500}?\\\]", re.S), _math),
@@ -117,4 +134,5 @@ _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"~"), lambda m: " "),
     (re.compile(r"[^\x00-\x7e]"), _char),
     (re.compile(r"\s{2,}"), lambda m: " "),
+    (re.compile(r"(?<=[A-Za-z])-\s+(?=[a-z])"), _line_break),
 )

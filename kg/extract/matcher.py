@@ -15,6 +15,7 @@ from kg.extract.cues import CueMatcher
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
+from kg.extract.lexicon import norm as _norm
 from kg.extract.records import Extraction, Link, Mention, Method
 from kg.extract.scheme import KG, Scheme
 from kg.extract.scorer import Scorer
@@ -40,27 +41,6 @@ def make_nlp():  # -> spacy.Language
     for lexeme in nlp.vocab:
         lexeme.norm_ = _norm(lexeme.orth_)
     return nlp
-
-
-def _norm(text: str) -> str:
-    """The NORM make_nlp gives a word: lower case, and a plural 's' lemmatised."""
-    lower = text.lower()
-    return _lemmas().get(lower, lower) if lower.endswith("s") and len(lower) > 3 else lower
-
-
-@lru_cache(maxsize=1)
-def _lemmas() -> dict[str, str]:
-    """spaCy's English lemma lookup table (spacy-lookups-data) as a plain dict of word → lemma.
-
-    Read as spacy.lookups.load_lookups reads it, without building its Table (which hashes every key):
-    0.02 s instead of 0.1 s of every set-up. Without the data package, load_lookups raises spaCy's own error.
-    """
-    from spacy.lookups import load_lookups
-    from spacy.util import load_language_data, registry
-
-    if "en" not in registry.lookups:
-        load_lookups("en", ["lemma_lookup"])
-    return load_language_data(registry.lookups.get("en")["lemma_lookup"])
 
 
 def _is_acronym(label: str) -> bool:
