@@ -62,7 +62,7 @@ def read(
                 skipped += 1
                 problems.append(f"skipped {item}")
                 continue
-            item = _given(item, venue, year)
+            item = given(item, venue, year)
             lacking += item.venue is None or item.year is None
             first = seen.get(item.id)
             if first is not None:
@@ -86,7 +86,7 @@ def read(
     return Ingested(tuple(papers), tuple(problems), tuple(notes))
 
 
-def _given(paper: Paper, venue: str | None, year: int | None) -> Paper:
+def given(paper: Paper, venue: str | None, year: int | None) -> Paper:
     """The paper with --venue and --year where it has none (or only one the format guessed)."""
     new_venue = venue if venue is not None and (paper.venue is None or "venue" in paper.weak) else paper.venue
     new_year = year if year is not None and (paper.year is None or "year" in paper.weak) else paper.year
