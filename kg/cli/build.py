@@ -77,9 +77,8 @@ def build(
     # The options of every engine, for a build and an update: spelled once (kg.pipeline.plan).
     options = Options(schemes=schemes, default_scheme=not no_default_scheme, threshold=threshold, model=model, base=base, skip_bad=skip_bad,
                       venue=venue, year=year, keep_duplicates=keep_duplicates)
-    read = [*inputs, *options.reads()]  # every file the run reads, for refuse_overwrite
     if engine == "dask" or scheduler is not None:
-        _cluster_build(inputs, output, update_graph, scheduler, options, jobs, read)
+        _cluster_build(inputs, output, update_graph, scheduler, options, jobs)
         return
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
     # The store loads in another process while this one draws the page (decision 0048); it is waited for last.
@@ -92,14 +91,12 @@ def build(
     if with_store:
         derived.append(lambda graph: _store(graph, loading.pop() if loading else None))
     try:
-        if update_graph is not None:
-            written = _update(update_graph, inputs, output, render_html, options, jobs, read, derived)
-            if written is not None and with_store:  # up to date: its store is loaded if it is missing
-                _store(written)
+        if update_graph is not None:  # up to date: its store is loaded if it is missing
+            _update(update_graph, inputs, output, render_html, options, jobs, derived, [_store] if with_store else [])
             return
         if output is None:
             output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
-        refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
+        refuse_overwrite(output, [*inputs, *options.reads()], output.with_suffix(".html") if render_html else None)
         GraphFile(output).refuse_sharded()  # before the build, not after it
         built = build_with(inputs or None, options, jobs=jobs)
         for problem in built.problems:
@@ -226,19 +223,18 @@ def _page_for(graph: Path, concept: str | None, query: str | None) -> Path:
 
 
 def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: Options,
-                   workers: int, read: list[Path]) -> None:
-    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster (`read`: every file the run reads)."""
+                   workers: int) -> None:
+    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
     from kg.core.errors import UsageError
+    from kg.pipeline import cluster
     from kg.pipeline.build import SAMPLE_NAME
-    from kg.pipeline.cluster import build as cluster_build
 
     if update_graph is not None and not inputs:
         raise UsageError("--update needs the new inputs too: kg build --engine dask --update FOLDER NEW_INPUT ...")
     if update_graph is not None and output is not None and output != update_graph:
         raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
     folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
-    refuse_overwrite(folder, read)
-    result = cluster_build(inputs or None, folder, options, scheduler=scheduler, workers=workers, update=update_graph is not None)
+    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=workers, update=update_graph is not None)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     m = result.manifest
@@ -250,18 +246,17 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: Options, jobs: int, read: list[Path],
-            derived: list[Derive]) -> Path | None:
-    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
-    `refuse_overwrite` guards; `read`: the inputs, schemes and model; `derived`: what makes the files derived from the
-    graph written); the graph file it leaves as it was, if it wrote none."""
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: Options, jobs: int,
+            derived: list[Derive], kept: list[Derive]) -> None:
+    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH, in place or to OUTPUT (`derived`: what
+    makes the files derived from the graph written; `kept`: those of a graph left as it was)."""
     from kg.core.errors import UsageError
     from kg.pipeline.update import update_with
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
-    refuse_overwrite(output or graph, read, (output or graph).with_suffix(".html") if render_html else None)
-    result = update_with(graph, inputs, options, output=output, jobs=jobs, derived=derived)
+    page = [(output or graph).with_suffix(".html")] if render_html else []
+    result = update_with(graph, inputs, options, output=output, jobs=jobs, derived=derived, kept=kept, beside=page)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
@@ -269,11 +264,10 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it{held}")
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
-        return result.path
+        return
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)
-    return None

@@ -66,8 +66,7 @@ def read(
             lacking += item.venue is None or item.year is None
             first = seen.get(item.id)
             if first is not None:
-                what = "the same abstract as" if item.id == content_id(item.abstract) else f"duplicate id {item.id!r}, first at"
-                problems.append(f"{item.where}: {what} {first.where}; kept the first")
+                problems.append(repeated(item.where, item.id, item.id == content_id(item.abstract), first.where))
                 continue
             seen[item.id] = item
             papers.append(item)
@@ -84,6 +83,13 @@ def read(
         papers = list(merged.papers)
         problems.extend(dedup.summarised(list(merged.problems), "copies kept once"))
     return Ingested(tuple(papers), tuple(problems), tuple(notes))
+
+
+def repeated(where: str, pid: str, derived: bool, first: str) -> str:
+    """The problem line of the record at `where` whose id `pid` (`derived`: a hash of its abstract) the record at `first`
+    has: the first is kept (here and in the cluster build's first pass)."""
+    what = "the same abstract as" if derived else f"duplicate id {pid!r}, first at"
+    return f"{where}: {what} {first}; kept the first"
 
 
 def given(paper: Paper, venue: str | None, year: int | None) -> Paper:

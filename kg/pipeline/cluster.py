@@ -37,7 +37,7 @@ from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
 from kg.graph import files, shards, vocabulary
 from kg.graph.atomic import atomic_write
-from kg.graph.handle import GraphFile, Writing
+from kg.graph.handle import GraphFile, Writing, refuse_overwrite
 from kg.pipeline import plan as plan_
 from kg.pipeline import shard_folder, triples
 from kg.pipeline.build import _extract, sample_inputs
@@ -185,8 +185,7 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool) -> tuple[l
         for i, (pid, where, derived, hashed) in enumerate(zip(sc.ids, sc.wheres, sc.derived, sc.digests or itertools.repeat(""))):
             where = shifted(where, part.url, first)
             if pid in seen:
-                what = "the same abstract as" if derived else f"duplicate id {pid!r}, first at"
-                problems.append(f"{where}: {what} {seen[pid]}; kept the first")
+                problems.append(ingest.repeated(where, pid, derived, seen[pid]))
                 continue
             seen[pid] = where
             here.append((i, plan_.Entry(pid, hashed, where)))
@@ -198,9 +197,11 @@ def build(inputs: Sequence[str | Path] | None, output: str | Path, options: Opti
     """Build (or, with `update=True`, update with `inputs`) the sharded graph in folder `output` (`engine`: the keywords
     of `_build` that say where extraction runs), one transaction on the folder (kg.graph.handle) as a local build is on
     its graph: the lock held for the whole run, the new manifest written only over the one an update read."""
+    options = options or Options()
+    refuse_overwrite(output, [*(inputs if inputs is not None else sample_inputs()), *options.reads()])  # every file the run reads
     folder = GraphFile(Path(output).absolute())
     with folder.transaction(folder if engine.get("update") and folder.exists else None) as writing:
-        return _build(inputs, output, options or Options(), writing=writing, **engine)
+        return _build(inputs, output, options, writing=writing, **engine)
 
 
 def _build(

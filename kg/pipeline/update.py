@@ -93,15 +93,18 @@ def update(
 
 
 def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Options, *, output: str | Path | None = None, jobs: int = 1,
-                progress: bool | None = None, derived: Sequence[Derive] = ()) -> Updated:
-    """`update` with its options as one `Options` (what `kg build --update` calls)."""
+                progress: bool | None = None, derived: Sequence[Derive] = (), kept: Sequence[Derive] = (), beside: Sequence[Path] = ()) -> Updated:
+    """`update` with its options as one `Options` (what `kg build --update` calls). `kept`: what makes the derived files
+    of a graph the update leaves as it was (kg.graph.handle.GraphFile.transaction); `beside`: the files the caller writes
+    beside the output (its page), refused as the output is where one of them is a file the update reads."""
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
-    refuse_overwrite(out, [*paths, *options.reads()])  # every file the update reads but the graph
+    for written in (out, *beside):
+        refuse_overwrite(written, [*paths, *options.reads()])  # every file the update reads but the graph
     source = GraphFile.existing(graph)
-    with GraphFile(out).transaction(source, derived=derived) as writing:
+    with GraphFile(out).transaction(source, derived=derived, kept=kept) as writing:
         return _update(writing, paths, options, jobs=jobs, progress=progress)
 
 
