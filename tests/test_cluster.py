@@ -18,6 +18,7 @@ from kg.cli import cli
 from kg.graph import shards
 from kg.pipeline import cluster
 from kg.pipeline.build import sample_inputs
+from kg.pipeline.plan import Options
 from tests.test_remote import _count
 
 distributed = pytest.importorskip("distributed", reason='the dask extra is not installed (pip install "kg[dask]")')
@@ -89,7 +90,7 @@ def test_partitions_name_the_right_line(client, slice2000: Path, tmp_path: Path)
     bad.write_text("\n".join(lines), encoding="utf-8")
     with pytest.raises(kg.InputError, match=rf"^{bad}:250: malformed JSON"):
         cluster.build([bad], tmp_path / "out", scheduler=client, blocksize=60_000)
-    got = cluster.build([bad], tmp_path / "out", scheduler=client, blocksize=60_000, skip_bad=True)
+    got = cluster.build([bad], tmp_path / "out", scheduler=client, blocksize=60_000, options=Options(skip_bad=True))
     assert got.added == 298 and len(shards.read(got.folder).shards) > 5
     assert any(p.startswith(f"skipped {bad}:250: malformed JSON") for p in got.problems)
     assert f"{bad}:281: duplicate id" in "\n".join(got.problems) and f"first at {bad}:11;" in "\n".join(got.problems)
@@ -142,7 +143,7 @@ def test_a_scheme_that_needs_corpus_counts_is_refused_and_leaves_nothing(client,
     folder = Path(__file__).parent / "fixtures" / "two-topics"
     out = tmp_path / "refused"
     with pytest.raises(kg.UsageError, match="local engine"):
-        cluster.build([folder / "papers.jsonl"], out, scheduler=client, schemes=[folder / "scheme.ttl"], default_scheme=False)
+        cluster.build([folder / "papers.jsonl"], out, scheduler=client, options=Options(schemes=(folder / "scheme.ttl",), default_scheme=False))
     assert not out.exists() or not list(out.iterdir())
 
 

@@ -17,6 +17,7 @@ from kg.graph import files, index_file, stamp
 from kg.graph.handle import GraphFile
 from kg.pipeline import cluster
 from kg.pipeline.build import sample_inputs
+from kg.pipeline.plan import Options
 from kg.sparql import store
 
 pytest.importorskip("distributed", reason='the dask extra is not installed (pip install "kg[dask]")')
@@ -190,7 +191,7 @@ def test_a_rebuild_of_the_same_papers_writes_over_no_shard_the_manifest_lists(da
     first = {f.name for f in shards.files(folder)}
     _ok(["query", "top-concepts", "--graph", str(folder), "-f", "csv"])
     assert index_file.fresh(folder) is not None
-    cluster.build([part1], folder, scheduler=dask_client, threshold=0.99)
+    cluster.build([part1], folder, scheduler=dask_client, options=Options(threshold=0.99))
     second = {f.name for f in shards.files(folder)}
     assert not first & second, "a rebuild wrote over shards the old manifest listed"
     assert not any((folder / name).exists() for name in first)  # removed once the new manifest was written

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from kg.cli import cli
 from kg.core.errors import InputError, UsageError
 from kg.graph import index_file, shards
+from kg.pipeline.plan import Options
 
 from .test_entity_expansion import RDF, laughs
 
@@ -196,7 +197,7 @@ def test_a_rebuild_deletes_no_file_outside_its_folder(dask_client, tmp_path: Pat
     data["shards"] += [{**data["shards"][0], "file": "../victim.nt"}, {**data["shards"][0], "file": str(tmp_path / "abs.nt")}]
     (folder / shards.MANIFEST).write_text(json.dumps(data), encoding="utf-8")
     try:
-        cluster.build([part1], folder, scheduler=dask_client, threshold=0.99)
+        cluster.build([part1], folder, scheduler=dask_client, options=Options(threshold=0.99))
         refused = ""
     except InputError as exc:
         refused = str(exc)
@@ -205,7 +206,7 @@ def test_a_rebuild_deletes_no_file_outside_its_folder(dask_client, tmp_path: Pat
 
 
 def test_an_update_reads_no_sidecar_that_links_out_of_the_folder(tmp_path: Path) -> None:
-    from kg.pipeline import cluster
+    from kg.pipeline import shard_folder
 
     (tmp_path / "elsewhere.tsv").write_text("p1\tp1\tSECRET\n", encoding="utf-8")
     folder = plain_folder(tmp_path)
@@ -214,7 +215,7 @@ def test_an_update_reads_no_sidecar_that_links_out_of_the_folder(tmp_path: Path)
     (folder / shards.MANIFEST).write_text(json.dumps(data), encoding="utf-8")
     (folder / "part-a-00001.ids.tsv").symlink_to(tmp_path / "elsewhere.tsv")
     with pytest.raises(InputError, match="shard 'part-a-00001.ids.tsv' is a link to .*outside the folder"):
-        cluster._existing(folder, shards.read(folder))
+        shard_folder.held(folder, shards.read(folder))
 
 
 # ---- Low: SIGTERM removes kg serve's pin folder as Ctrl-C does -----------------------------------------------------

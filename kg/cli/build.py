@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +13,7 @@ from kg.core.defaults import BASE, GRAPH_DIR, MAP_CONCEPTS, RENDER_HOPS, RENDER_
 
 if TYPE_CHECKING:
     from kg.graph.handle import Derive
+    from kg.pipeline.plan import Options
     from kg.sparql.store import Loading
 
 
@@ -67,32 +68,18 @@ def build(
 
     from kg.core import progress as progress_
     from kg.graph.handle import GraphFile
-    from kg.pipeline.build import build as build_graph
-    from kg.pipeline.build import write
+    from kg.pipeline.build import build_with, write
+    from kg.pipeline.plan import Options
     from kg.sparql.store import load_aside
 
     if progress is not None:
         progress_.enable(progress)
-    # The options a full build and an update share, spelled once.
-    options: dict[str, Any] = {
-        "schemes": schemes,
-        "default_scheme": not no_default_scheme,
-        "threshold": threshold,
-        "model": model,
-        "base": base,
-        "skip_bad": skip_bad,
-        "jobs": jobs,
-    }
-    read = [*inputs, *schemes, *([model] if model is not None else [])]  # every file the run reads, for refuse_overwrite
+    # The options of every engine, for a build and an update: spelled once (kg.pipeline.plan).
+    options = Options(schemes=schemes, default_scheme=not no_default_scheme, threshold=threshold, model=model, base=base, skip_bad=skip_bad,
+                      venue=venue, year=year, keep_duplicates=keep_duplicates)
     if engine == "dask" or scheduler is not None:
-        if venue is not None or year is not None:
-            from kg.core.errors import UsageError
-
-            raise UsageError("--venue and --year are not yet read by --engine dask (which keeps copies of one paper apart, as "
-                             "--keep-duplicates); build locally, or add the fields to the records")
-        _cluster_build(inputs, output, update_graph, scheduler, options, read)
+        _cluster_build(inputs, output, update_graph, scheduler, options, jobs)
         return
-    options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
     # The store loads in another process while this one draws the page (decision 0048); it is waited for last.
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
@@ -104,16 +91,14 @@ def build(
     if with_store:
         derived.append(lambda graph: _store(graph, loading.pop() if loading else None))
     try:
-        if update_graph is not None:
-            written = _update(update_graph, inputs, output, render_html, options, read, derived)
-            if written is not None and with_store:  # up to date: its store is loaded if it is missing
-                _store(written)
+        if update_graph is not None:  # up to date: its store is loaded if it is missing
+            _update(update_graph, inputs, output, render_html, options, jobs, derived, [_store] if with_store else [])
             return
         if output is None:
             output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
-        refuse_overwrite(output, read, output.with_suffix(".html") if render_html else None)
+        refuse_overwrite(output, [*inputs, *options.reads()], output.with_suffix(".html") if render_html else None)
         GraphFile(output).refuse_sharded()  # before the build, not after it
-        built = build_graph(inputs or None, **options)
+        built = build_with(inputs or None, options, jobs=jobs)
         for problem in built.problems:
             click.echo(f"warning: {problem}", err=True)
         write(built, output, derived=derived)
@@ -237,44 +222,41 @@ def _page_for(graph: Path, concept: str | None, query: str | None) -> Path:
     return graph.with_suffix(".html") if part is None else graph.with_name(f"{graph.stem}-{slug(part)}.html")
 
 
-def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: dict[str, Any],
-                   read: list[Path]) -> None:
-    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster (`read`: every file the run reads)."""
+def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: Options,
+                   workers: int) -> None:
+    """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
     from kg.core.errors import UsageError
+    from kg.pipeline import cluster
     from kg.pipeline.build import SAMPLE_NAME
-    from kg.pipeline.cluster import build as cluster_build
 
     if update_graph is not None and not inputs:
         raise UsageError("--update needs the new inputs too: kg build --engine dask --update FOLDER NEW_INPUT ...")
     if update_graph is not None and output is not None and output != update_graph:
         raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
     folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
-    refuse_overwrite(folder, read)
-    workers = options.pop("jobs")
-    result = cluster_build(inputs or None, folder, scheduler=scheduler, workers=workers,
-                           update=update_graph is not None, **options)
+    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=workers, update=update_graph is not None)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     m = result.manifest
     if update_graph is not None and not result.added:
         click.echo(f"{folder} is up to date: all {result.unchanged} papers of the inputs are in it")
         return
-    click.echo(f"wrote {folder}/manifest.json: {result.added} papers {'added' if update_graph else 'built'}; "
+    replaced = f", {result.replaced} replaced (abstract changed)" if result.replaced else ""
+    click.echo(f"wrote {folder}/manifest.json: {result.added} papers {'added' if update_graph else 'built'}{replaced}; "
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: dict[str, Any], read: list[Path],
-            derived: list[Derive]) -> Path | None:
-    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH (in place: GRAPH is no input
-    `refuse_overwrite` guards; `read`: the inputs, schemes and model; `derived`: what makes the files derived from the
-    graph written); the graph file it leaves as it was, if it wrote none."""
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: Options, jobs: int,
+            derived: list[Derive], kept: list[Derive]) -> None:
+    """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH, in place or to OUTPUT (`derived`: what
+    makes the files derived from the graph written; `kept`: those of a graph left as it was)."""
     from kg.core.errors import UsageError
-    from kg.pipeline.update import update as update_graph
+    from kg.pipeline.update import update_with
 
     if not inputs:
         raise UsageError("--update needs the new inputs too: kg build --update GRAPH NEW_INPUT ...")
-    refuse_overwrite(output or graph, read, (output or graph).with_suffix(".html") if render_html else None)
-    result = update_graph(graph, inputs, output=output, derived=derived, **options)
+    page = [(output or graph).with_suffix(".html")] if render_html else []
+    result = update_with(graph, inputs, options, output=output, jobs=jobs, derived=derived, kept=kept, beside=page)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     held = f" ({result.duplicates} of them under another id)" if result.duplicates else ""
@@ -282,11 +264,10 @@ def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_h
         click.echo(f"{result.path} is up to date: all {result.unchanged} papers of the inputs are in it{held}")
         for note in result.notes:
             click.echo(f"note: {note}", err=True)
-        return result.path
+        return
     click.echo(f"{result.added} papers added, {result.replaced} replaced (abstract changed), {result.unchanged} already in the graph{held}")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if result.stale_analysis:
         click.echo(f"warning: the analysis in {result.path} (communities, ranks, similar papers) does not cover the new papers; "
                    f"run 'kg analyze {result.path}' again", err=True)
-    return None

@@ -62,12 +62,11 @@ def read(
                 skipped += 1
                 problems.append(f"skipped {item}")
                 continue
-            item = _given(item, venue, year)
+            item = given(item, venue, year)
             lacking += item.venue is None or item.year is None
             first = seen.get(item.id)
             if first is not None:
-                what = "the same abstract as" if item.id == content_id(item.abstract) else f"duplicate id {item.id!r}, first at"
-                problems.append(f"{item.where}: {what} {first.where}; kept the first")
+                problems.append(repeated(item.where, item.id, item.id == content_id(item.abstract), first.where))
                 continue
             seen[item.id] = item
             papers.append(item)
@@ -86,7 +85,14 @@ def read(
     return Ingested(tuple(papers), tuple(problems), tuple(notes))
 
 
-def _given(paper: Paper, venue: str | None, year: int | None) -> Paper:
+def repeated(where: str, pid: str, derived: bool, first: str) -> str:
+    """The problem line of the record at `where` whose id `pid` (`derived`: a hash of its abstract) the record at `first`
+    has: the first is kept (here and in the cluster build's first pass)."""
+    what = "the same abstract as" if derived else f"duplicate id {pid!r}, first at"
+    return f"{where}: {what} {first}; kept the first"
+
+
+def given(paper: Paper, venue: str | None, year: int | None) -> Paper:
     """The paper with --venue and --year where it has none (or only one the format guessed)."""
     new_venue = venue if venue is not None and (paper.venue is None or "venue" in paper.weak) else paper.venue
     new_year = year if year is not None and (paper.year is None or "year" in paper.weak) else paper.year

@@ -146,21 +146,22 @@ class GraphFile:
         return files.read_triples(self.path)
 
     @contextmanager
-    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = ()) -> Iterator[Writing]:
+    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = (),
+                    kept: Sequence[Derive] = ()) -> Iterator[Writing]:
         """Begin the one write of this graph a command makes: hold its lock (kg.graph.atomic.locked: a second
         writer waits, bounded), and, when the write is made from `source` (the graph this run reads; often this
         one), take its stamp now, before it is read, so the `Writing` replaces nothing that changed since.
         `doing`: what the run does to the source, for the message when it changed ("updated", "analysed").
         `derived`: what makes the other files derived from the graph (its HTML page, its SPARQL store), each called
-        with the graph's path once it was written, still under the lock, so they describe the version written."""
+        with the graph's path once it was written, still under the lock, so they describe the version written; `kept`:
+        what makes those that must be there when the transaction writes nothing (an up-to-date graph's store), likewise."""
         with locked(self.path):
             if source is not None:
                 source = GraphFile.existing(source.path)  # still there once the lock is held
             writing = Writing(self, source, source.stamp() if source is not None else None, doing)
             yield writing
-            if writing.written:
-                for make in derived:
-                    make(self.path)
+            for make in derived if writing.written else kept:
+                make(self.path)
 
     def fresh_index(self) -> Path | None:
         """The query index of the file if it was made from the file as it is now (none is made)."""

@@ -19,6 +19,7 @@ from kg.graph.handle import Derive, GraphFile
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import DEFAULT_BASE, Namespaces
 from kg.pipeline import parallel, triples
+from kg.pipeline.plan import Options
 
 
 @dataclass(frozen=True)
@@ -78,23 +79,31 @@ def build(
     papers an expert file lists out of a larger file). `venue` and `year` go to papers without one; records of the same
     paper under other ids (DOI, arXiv id, title and first author, abstract) are kept once unless `keep_duplicates`.
     """
-    ns = Namespaces(base)  # validate options before any work
+    options = Options.of(schemes, model, default_scheme=default_scheme, extractor=extractor, threshold=threshold, base=base,
+                         skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)
+    return build_with(inputs, options, jobs=jobs, progress=progress, ids=ids)
+
+
+def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: int = BUILD_JOBS, progress: bool | None = None,
+               ids: Collection[str] | None = None) -> Built:
+    """`build` with its options as one `Options` (what `kg build` calls)."""
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
     if isinstance(inputs, (str, Path)):
         inputs = [inputs]  # one file, not the characters of its name
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
-    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
-    scheme = scheme_.load(files)
+    scheme = options.scheme()
+    skip_bad = options.skip_bad
     with progress_.step(f"reading {', '.join(str(p) for p in paths)}", show=progress):
-        got = ingest.read(paths, skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)  # before the (slow) extractor: bad input fails fast
+        # before the (slow) extractor: bad input fails fast
+        got = ingest.read(paths, skip_bad=skip_bad, venue=options.venue, year=options.year, keep_duplicates=options.keep_duplicates)
     if ids is not None:
         kept = tuple(p for p in got.papers if p.id in ids)
         if not kept:
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
     with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
-        run = extract.make_extractor(extractor, scheme, threshold, model)
+        run = extract.make_extractor(options.extractor, scheme, options.threshold, options.model)
     papers: tuple[ingest.Paper, ...]
     extractions: Sequence[extract.Extraction]
     problems: tuple[str, ...]
@@ -103,7 +112,7 @@ def build(
         papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
     else:
         papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
-    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), ns, got.notes)
+    return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), options.ns, got.notes)
 
 
 def _named(run: extract.Extractor, papers: Sequence[ingest.Paper], exc: Exception, start: int) -> Exception:

@@ -3,11 +3,15 @@
 Three steps, each a dask.bag over the input partitions (kg.pipeline.partitions):
 1. scan: each worker reads its partition and returns the ids and abstract hashes of its records;
 2. the client checks them as `kg.extract.ingest.read` would (bad records, duplicate ids: the first is
-   kept), gives every paper its IRI (`triples.paper_slugs` over all ids, in input order) and names the
-   build after the ids (`triples.build_node_of_ids`), and writes shard 0: the scheme and provenance;
-3. extract: each worker reads its partition again, extracts with an extractor it built once (a
-   per-process cache keyed by the extractor's name, scheme files, threshold and model: the scheme and the
-   spaCy pipeline are loaded on the worker, never pickled per task) and writes its shard atomically.
+   kept) and makes the plan every engine executes (kg.pipeline.plan: which papers are new, changed, unchanged
+   or held under another id, and each extracted paper's IRI segment), names the build after the ids it extracts
+   (`triples.build_node_of_ids`), writes shard 0 (the scheme and provenance) and, for an update, writes anew the
+   shards that hold a changed paper without it (kg.pipeline.shard_folder.without);
+3. extract: each worker reads its partition again, extracts the papers the plan names with an extractor it built
+   once (a per-process cache keyed by the options: the scheme and the spaCy pipeline are loaded on the worker,
+   never pickled per task) and writes its shard atomically.
+Records of one paper under other ids within the inputs are kept apart (as --keep-duplicates): merging them needs
+every copy's fields on one worker.
 The manifest is written last (kg.graph.shards), and no shard a manifest lists is written again (a rebuild of the
 same papers names its shards apart from the listed ones), so the manifest's stamp stands for the folder. A task that dies with its worker is run again elsewhere
 and writes the same bytes under the same name, so no paper is lost or written twice.
@@ -22,7 +26,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,24 +35,14 @@ from kg.core import progress as progress_
 from kg.core.defaults import VERSION as __version__
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
-from kg.extract import scheme as scheme_
 from kg.graph import files, shards, vocabulary
 from kg.graph.atomic import atomic_write
-from kg.graph.handle import GraphFile, Writing
-from kg.pipeline import triples
+from kg.graph.handle import GraphFile, Writing, refuse_overwrite
+from kg.pipeline import plan as plan_
+from kg.pipeline import shard_folder, triples
 from kg.pipeline.build import _extract, sample_inputs
 from kg.pipeline.partitions import BLOCKSIZE, Part, Scanned, plan, records, scan, shifted
-
-
-@dataclass(frozen=True)
-class Config:
-    """What a worker needs to make its extractor: names and paths, never the built objects."""
-
-    extractor: str
-    scheme_files: tuple[str, ...]
-    threshold: float | None
-    base: str
-    model: str | None = None
+from kg.pipeline.plan import Options
 
 
 @dataclass(frozen=True)
@@ -60,13 +54,14 @@ class Sharded:
     added: int
     problems: tuple[str, ...] = ()
     unchanged: int = 0
+    replaced: int = 0  # papers held with another abstract, extracted again under their IRIs
 
 
 @dataclass(frozen=True)
 class _Task:
     part: Part
     first_line: int
-    drop: frozenset[int]  # positions (among the partition's good records) not built: duplicates, or already in the graph
+    keep: frozenset[int]  # positions (among the partition's good records) of the papers the plan extracts
     shard: str
 
 
@@ -74,9 +69,10 @@ _LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=2)
-def _extractor(config: Config) -> extract.Extractor:
-    """The worker's extractor, built on first use in each worker process and kept."""
-    run = extract.make_extractor(config.extractor, scheme_.load(list(config.scheme_files)), config.threshold, config.model)
+def _extractor(options: Options) -> extract.Extractor:
+    """The worker's extractor, built on first use in each worker process and kept (`options`: with absolute paths, never
+    the built objects)."""
+    run = extract.make_extractor(options.extractor, options.scheme(), options.threshold, options.model)
     if not getattr(run, "per_paper", False):
         raise UsageError(
             "this scheme has concepts without corpus rates, so a paper's scores depend on the whole corpus: "
@@ -85,21 +81,21 @@ def _extractor(config: Config) -> extract.Extractor:
     return run
 
 
-def _extract_part(task: _Task, *, config: Config, folder: str, build_iri: str, segments: dict[str, str], skip_bad: bool) -> dict[str, Any]:
+def _extract_part(task: _Task, *, options: Options, folder: str, build_iri: str, segments: dict[str, str]) -> dict[str, Any]:
     """Extract one partition and write its shard (runs on a worker); return the shard's entry."""
     import pyoxigraph as ox
 
     from kg.graph.facts import digest
 
     with _LOCK:
-        run = _extractor(config)
+        run = _extractor(options)
     papers: list[ingest.Paper] = []
     for item in records(task.part, task.first_line):
         if isinstance(item, ingest.Paper):
             papers.append(item)
-    papers = [p for i, p in enumerate(papers) if i not in task.drop]
-    kept, extractions, problems = _extract(run, tuple(papers), skip_bad) if papers else ((), (), ())
-    ns = vocabulary.Namespaces(config.base)
+    papers = [ingest.given(p, options.venue, options.year) for i, p in enumerate(papers) if i in task.keep]
+    kept, extractions, problems = _extract(run, tuple(papers), options.skip_bad) if papers else ((), (), ())
+    ns = options.ns
     made = {p.id: segments.get(p.id) or vocabulary.slug(p.id) for p in kept}
     shared = _shared(ns)
     described: dict[str, list[str]] = {}  # author, venue, method → its description where first met here
@@ -118,8 +114,7 @@ def _extract_part(task: _Task, *, config: Config, folder: str, build_iri: str, s
     with atomic_write(path) as stream:
         files.write(papers_only(triples.paper_triples(kept, extractions, ox.NamedNode(build_iri), ns=ns, segments=made)), stream, "nt")
         size = stream.tell()
-    with atomic_write(_ids_path(path)) as stream:
-        stream.write("".join(f"{p.id}\t{made[p.id]}\t{digest(p.abstract)}\n" for p in kept).encode("utf-8"))
+    shard_folder.write_ids(path, [(p.id, made[p.id], digest(p.abstract)) for p in kept])
     return {"file": task.shard, "papers": len(kept), "triples": count, "bytes": size, "activity": build_iri,
             "problems": list(problems), "described": described}
 
@@ -127,11 +122,6 @@ def _extract_part(task: _Task, *, config: Config, folder: str, build_iri: str, s
 def _shared(ns: vocabulary.Namespaces) -> tuple[str, ...]:
     """The IRI folders of what papers share (authors, venues, methods): described once, in the last shard."""
     return (ns.base + "author/", ns.base + "venue/", ns.base + "method/")
-
-
-def _ids_path(shard: Path) -> Path:
-    """The sidecar of a shard: id, IRI segment and abstract hash of each of its papers (read by --update)."""
-    return shard.with_suffix(".ids.tsv")
 
 
 @contextmanager
@@ -176,15 +166,13 @@ def _map(client: Any, fn: Callable, items: Sequence, progress: bool | None, desc
     return [item for chunk in client.gather(futures) for item in chunk]
 
 
-def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: dict[str, str]) -> tuple[list[int], list[set[int]], list[str], list[str], int]:
-    """What `ingest.read` would keep: first lines, dropped positions, kept ids, problems, and how many were already in the graph."""
+def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool) -> tuple[list[int], list[list[tuple[int, plan_.Entry]]], list[str]]:
+    """What `ingest.read` would keep: each partition's first line and its first records of an id (position, entry), problems."""
     first_lines: list[int] = []
     next_line: dict[str, int] = {}
-    drops: list[set[int]] = []
-    kept: list[str] = []
+    entries: list[list[tuple[int, plan_.Entry]]] = []
     problems: list[str] = []
     seen: dict[str, str] = {}
-    unchanged = changed = 0
     for part, sc in zip(parts, scanned):
         first = next_line.get(part.url, 1)
         first_lines.append(first)
@@ -193,98 +181,90 @@ def _check(parts: list[Part], scanned: list[Scanned], skip_bad: bool, existing: 
             if not skip_bad:
                 raise InputError(shifted(message, part.url, first))
             problems.append(f"skipped {shifted(message, part.url, first)}")
-        drop: set[int] = set()
+        here: list[tuple[int, plan_.Entry]] = []
         for i, (pid, where, derived, hashed) in enumerate(zip(sc.ids, sc.wheres, sc.derived, sc.digests or itertools.repeat(""))):
             where = shifted(where, part.url, first)
             if pid in seen:
-                what = "the same abstract as" if derived else f"duplicate id {pid!r}, first at"
-                problems.append(f"{where}: {what} {seen[pid]}; kept the first")
-                drop.add(i)
-            elif pid in existing:
-                seen[pid] = where
-                drop.add(i)
-                unchanged += existing[pid] == hashed
-                changed += existing[pid] != hashed
-            else:
-                seen[pid] = where
-                kept.append(pid)
-        drops.append(drop)
-    if changed:
-        problems.append(f"{changed} papers already in the graph have another abstract now; a sharded graph takes new papers only (rebuild it to refresh them)")
-    if not kept and not existing:
-        raise InputError(f"no papers to build: {problems[0].removeprefix('skipped ') if problems else 'the inputs hold no records'}")
-    return first_lines, drops, kept, problems, unchanged
+                problems.append(ingest.repeated(where, pid, derived, seen[pid]))
+                continue
+            seen[pid] = where
+            here.append((i, plan_.Entry(pid, hashed, where)))
+        entries.append(here)
+    return first_lines, entries, problems
 
 
-def build(inputs: Sequence[str | Path] | None, output: str | Path, **options: Any) -> Sharded:
-    """Build (or, with `update=True`, add the new papers of `inputs` to) the sharded graph in folder `output`
-    (options: those of `_build`), one transaction on the folder (kg.graph.handle) as a local build is on its graph:
-    the lock held for the whole run, the new manifest written only over the one an update read."""
+def build(inputs: Sequence[str | Path] | None, output: str | Path, options: Options | None = None, **engine: Any) -> Sharded:
+    """Build (or, with `update=True`, update with `inputs`) the sharded graph in folder `output` (`engine`: the keywords
+    of `_build` that say where extraction runs), one transaction on the folder (kg.graph.handle) as a local build is on
+    its graph: the lock held for the whole run, the new manifest written only over the one an update read."""
+    options = options or Options()
+    refuse_overwrite(output, [*(inputs if inputs is not None else sample_inputs()), *options.reads()])  # every file the run reads
     folder = GraphFile(Path(output).absolute())
-    with folder.transaction(folder if options.get("update") and folder.exists else None) as writing:
-        return _build(inputs, output, writing=writing, **options)
+    with folder.transaction(folder if engine.get("update") and folder.exists else None) as writing:
+        return _build(inputs, output, options, writing=writing, **engine)
 
 
 def _build(
     inputs: Sequence[str | Path] | None,
     output: str | Path,
+    options: Options,
     *,
     writing: Writing,
     scheduler: Any = None,
     workers: int = 2,
-    schemes: Sequence[str | Path] = (),
-    default_scheme: bool = True,
-    extractor: str = "phrase",
-    threshold: float | None = None,
-    model: str | Path | None = None,
-    base: str = vocabulary.DEFAULT_BASE,
-    skip_bad: bool = False,
     blocksize: int = BLOCKSIZE,
     progress: bool | None = None,
     update: bool = False,
 ) -> Sharded:
-    """Build (or, with `update`, add the new papers of `inputs` to) the sharded graph in folder `output`.
+    """Execute the plan (kg.pipeline.plan) of a build or update of the sharded graph in folder `output` on a cluster.
 
     `scheduler` is a Dask scheduler address or a distributed.Client; None starts a LocalCluster of
     `workers` processes. The folder must be one all workers can write (a shared file system).
     """
-    ns = vocabulary.Namespaces(base)
+    ns = options.ns
     folder = Path(output).absolute()
-    old, scheme, scheme_files = _checked(folder, output, ns, update, schemes, default_scheme)
-    config = Config(extractor, tuple(str(Path(f).absolute()) for f in scheme_files), threshold, ns.base, str(Path(model).absolute()) if model else None)
+    old, scheme = _checked(folder, output, options, update)
+    absolute = replace(options, schemes=tuple(p.absolute() for p in options.schemes), model=options.model.absolute() if options.model else None)
     urls = [str(p) for p in inputs] if inputs is not None else [str(p) for p in sample_inputs()]
     parts = plan(urls, blocksize)
-    existing, taken = _existing(folder, old) if old is not None else ({}, [])
-    listed = set(_listed(folder))
+    listed = set(shard_folder.listed(folder))
     names = [Path(u).name for u in urls]
     name = ""
     try:
         with _client(scheduler, workers) as client:
             # Abstract hashes only for an update (they tell changed papers): a new build's client holds less.
             scanned: list[Scanned] = _map(client, functools.partial(scan, hashes=old is not None), parts, progress, "scan")
-            first_lines, drops, kept, problems, unchanged = _check(parts, scanned, skip_bad, existing)
-            if not kept:
-                assert old is not None
-                return Sharded(folder, old, 0, tuple(problems), unchanged)
-            node = triples.build_node_of_ids(kept, ns)
+            first_lines, entries, problems = _check(parts, scanned, options.skip_bad)
+            held = shard_folder.held(folder, old) if old is not None else None
+            planned = plan_.plan((e for here in entries for _, e in here), held, ns=ns, keep_duplicates=options.keep_duplicates)
+            problems.extend(planned.problems)
+            if not planned.extract:
+                if old is None:
+                    raise InputError(f"no papers to build: {problems[0].removeprefix('skipped ') if problems else 'the inputs hold no records'}")
+                return Sharded(folder, old, 0, tuple(problems), planned.unchanged)
+            chosen = set(planned.extract)
+            node = triples.build_node_of_ids(planned.extract, ns)
             name = node.value.rsplit("/", 1)[-1]
             if any(f.startswith(f"part-{name}-") for f in listed):
                 # A rebuild of the same papers: its shards take the other name, so that none the manifest lists is
                 # written over before the new manifest is (the manifest's stamp stands for the folder: kg.graph.stamp).
                 name += "b"
-            slugs = triples.paper_slugs(kept, taken=taken)
-            segments = {pid: s for pid, s in slugs.items() if s != vocabulary.slug(pid)}  # only the rare renamed ones travel
-            head_entry, made = _head_shard(folder, f"part-{name}-00000.nt", node, kept, scheme, ns, names, old)
-            tasks = [_Task(p, f, frozenset(d), f"part-{name}-{i + 1:05d}.nt") for i, (p, f, d) in enumerate(zip(parts, first_lines, drops))]
-            work = functools.partial(_extract_part, config=config, folder=str(folder), build_iri=node.value, segments=segments, skip_bad=skip_bad)
-            done = _map(client, work, [t for t, sc in zip(tasks, scanned) if len(sc.ids) > len(t.drop)], progress, "extract")
+            # The shards holding the papers extracted again, written anew without them (the old ones go with the new manifest).
+            rewritten = shard_folder.without(folder, old, set(planned.changed), ns, f"part-{name}-kept") if old is not None else {}
+            segments = {pid: s for pid, s in planned.segments.items() if s != vocabulary.slug(pid)}  # only the rare renamed ones travel
+            head_entry, made = _head_shard(folder, f"part-{name}-00000.nt", node, planned.extract, scheme, ns, names, old)
+            tasks = [_Task(p, f, frozenset(i for i, e in here if e.id in chosen), f"part-{name}-{k + 1:05d}.nt")
+                     for k, (p, f, here) in enumerate(zip(parts, first_lines, entries))]
+            work = functools.partial(_extract_part, options=absolute, folder=str(folder), build_iri=node.value, segments=segments)
+            done = _map(client, work, [t for t in tasks if t.keep], progress, "extract")
         for entry in done:
             problems.extend(entry.pop("problems"))
         tail_entry = _tail_shard(folder, f"part-{name}-described.nt", done, old, node.value)
-        activity = {"iri": node.value, "papers": len(kept), "inputs": names, "started": _started(made)}
+        activity = {"iri": node.value, "papers": len(planned.extract), "inputs": names, "started": _started(made)}
         new = [head_entry, *(shards.Shard(**e) for e in done if e["papers"]), tail_entry]
+        kept = [rewritten.get(s.file, s) for s in old.shards] if old is not None else []
         manifest = shards.Manifest(
-            (*(old.shards if old is not None else ()), *new),
+            (*(s for s in kept if s is not None), *new),
             (*(old.inputs if old is not None else ()), *names),
             (*(old.activities if old is not None else ()), activity),
             tuple(scheme.versions),
@@ -299,29 +279,24 @@ def _build(
                 if path.name not in listed and path.name.removesuffix(".ids.tsv") + ".nt" not in listed:
                     path.unlink(missing_ok=True)
         raise
-    _tidy(folder, listed if old is None else set(), manifest, done)
-    return Sharded(folder, manifest, sum(e["papers"] for e in done), tuple(problems), unchanged)
+    shard_folder.tidy(folder, set(rewritten) if old is not None else listed, manifest, [e["file"] for e in done if not e["papers"]])
+    return Sharded(folder, manifest, sum(e["papers"] for e in done) - len(planned.changed), tuple(problems), planned.unchanged, len(planned.changed))
 
 
-def _checked(folder: Path, output: str | Path, ns: vocabulary.Namespaces, update: bool, schemes: Sequence[str | Path],
-             default_scheme: bool) -> tuple[shards.Manifest | None, Any, list[str | Path]]:
-    """The folder's manifest (for an update), the scheme and its files, once the folder and scheme are known to fit."""
+def _checked(folder: Path, output: str | Path, options: Options, update: bool) -> tuple[shards.Manifest | None, Any]:
+    """The folder's manifest (for an update) and the scheme, once the folder and scheme are known to fit."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{output}: is a file; a cluster build writes a folder of shards (give a folder name)")
     old = shards.read(folder) if update else None
     if not update and folder.is_dir() and any(folder.iterdir()) and not shards.is_sharded(folder):
         raise UsageError(f"{output}: is a folder that is not a sharded graph; give a new or empty folder")
-    if old is not None and old.base != ns.base:
-        raise UsageError(f"{output}: its papers are under --base {old.base}; pass that --base")
-    scheme_files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
-    scheme = scheme_.load(scheme_files)  # here first: a bad scheme fails before the cluster starts
-    if old is not None and old.scheme_versions and scheme.versions and set(old.scheme_versions) != set(scheme.versions):
-        raise UsageError(f"{output} was built with concept scheme version {', '.join(old.scheme_versions)}, the scheme now is "
-                         f"{', '.join(scheme.versions)}; run a full build instead of --update")
-    return old, scheme, scheme_files
+    scheme = options.scheme()  # here first: a bad scheme fails before the cluster starts
+    if old is not None:
+        plan_.fits(output, options, scheme, under_base=old.base == options.ns.base, versions=old.scheme_versions, built=True)
+    return old, scheme
 
 
-def _head_shard(folder: Path, head: str, node: Any, kept: list, scheme: Any, ns: vocabulary.Namespaces, names: list[str],
+def _head_shard(folder: Path, head: str, node: Any, kept: Sequence[str], scheme: Any, ns: vocabulary.Namespaces, names: list[str],
                 old: shards.Manifest | None) -> tuple[shards.Shard, list]:
     """Shard 0 of a run: the scheme (a new build only) and the build's provenance."""
     informed = [a["iri"] for a in old.activities] if old is not None else []
@@ -335,7 +310,7 @@ def _head_shard(folder: Path, head: str, node: Any, kept: list, scheme: Any, ns:
 def _tail_shard(folder: Path, tail: str, done: list[dict], old: shards.Manifest | None, build_iri: str) -> shards.Shard:
     """The run's last shard: each author, venue and method described once, as where it is first met in input order
     (a local build's choice between spellings that share an IRI)."""
-    known = _described(folder, old) if old is not None else set()
+    known = shard_folder.described(folder, old) if old is not None else set()
     lines: list[str] = []
     for entry in done:
         for iri, described in entry.pop("described").items():
@@ -347,53 +322,6 @@ def _tail_shard(folder: Path, tail: str, done: list[dict], old: shards.Manifest 
         return shards.Shard(tail, 0, len(lines), stream.tell(), build_iri)
 
 
-def _tidy(folder: Path, stale: set[str], manifest: shards.Manifest, done: list[dict]) -> None:
-    """Remove an earlier build's shards the new manifest no longer lists, and this run's empty ones."""
-    for gone in stale - {s.file for s in manifest.shards}:
-        (folder / gone).unlink(missing_ok=True)
-        _ids_path(folder / gone).unlink(missing_ok=True)
-    for entry in done:
-        if not entry["papers"]:
-            (folder / entry["file"]).unlink(missing_ok=True)
-            _ids_path(folder / entry["file"]).unlink(missing_ok=True)
-
-
-def _listed(folder: Path) -> list[str]:
-    return [s.file for s in shards.read(folder).shards] if shards.is_sharded(folder) else []
-
-
 def _started(made: list) -> str:
     """The prov:startedAtTime written in shard 0 (what the manifest's activity repeats)."""
     return next((t.object.value for t in made if t.predicate.value == vocabulary.PROV + "startedAtTime"), "")
-
-
-def _described(folder: Path, manifest: shards.Manifest) -> set[str]:
-    """The authors, venues and methods a sharded graph describes already (its '-described' shards)."""
-    import pyoxigraph as ox
-
-    out: set[str] = set()
-    for shard in manifest.shards:
-        if shard.file.endswith("-described.nt"):
-            with shards.path_of(folder, shard.file).open("rb") as stream:
-                out.update(t.subject.value for t in ox.parse(stream, format=ox.RdfFormat.N_TRIPLES))
-    return out
-
-
-def _existing(folder: Path, manifest: shards.Manifest) -> tuple[dict[str, str], list[str]]:
-    """The papers of a sharded graph (id → abstract hash) and their IRI segments, from the shards' sidecars."""
-    digests: dict[str, str] = {}
-    taken: list[str] = []
-    for shard in manifest.shards:
-        if not shard.papers:
-            continue
-        path = _ids_path(folder / shard.file)
-        if path.is_file():
-            shards.path_of(folder, path.name)  # a sidecar that links out of the folder is refused, as a shard is
-        try:
-            for line in path.read_text(encoding="utf-8").splitlines():
-                pid, segment, hashed = line.split("\t")
-                digests[pid] = hashed
-                taken.append(segment)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{path}: cannot read the papers of shard {shard.file} ({exc}); rebuild the folder") from None
-    return digests, taken

@@ -302,3 +302,18 @@ def _offset(cache: dict, value: int, t: dict):  # -> pyoxigraph.Literal
 
     cache[value] = ox.Literal(str(value), datatype=t["nonNegativeInteger"])
     return cache[value]
+
+
+def without(triples_: Iterable, papers: set[str]) -> list:
+    """The triples minus those of the given papers (IRIs) and of their annotations (targets, selectors): a changed paper's
+    old triples, dropped before it is added again (a graph file's update, a shard folder's)."""
+    triples_ = list(triples_)
+    if not papers:
+        return triples_
+    targets = {t.subject.value for t in triples_ if t.predicate.value == OA + "hasSource" and t.object.value in papers}
+    gone = set(papers) | targets
+    for t in triples_:
+        p = t.predicate.value
+        if (p == OA + "hasTarget" and t.object.value in targets) or (p == OA + "hasSelector" and t.subject.value in targets):
+            gone.add(t.subject.value if p == OA + "hasTarget" else t.object.value)
+    return [t for t in triples_ if t.subject.value not in gone]

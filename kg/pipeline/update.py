@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from kg import extract
-from kg.core.errors import InputError, UsageError
-from kg.extract import dedup, ingest
-from kg.extract import scheme as scheme_
+from kg.core.errors import UsageError
+from kg.extract import ingest
 from kg.graph.facts import digest
 from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing, refuse_overwrite
-from kg.graph.vocabulary import DEFAULT_BASE, OA, Namespaces
+from kg.graph.vocabulary import DEFAULT_BASE
 from kg.pipeline import parallel, triples
+from kg.pipeline import plan as plan_
+from kg.pipeline.plan import Options
 
 
 @dataclass(frozen=True)
@@ -84,103 +85,70 @@ def update(
     whole update, so a second writer of the same graph (an update, a build, `kg analyze`) waits, then reads the
     graph the first one wrote; and the result replaces nothing that changed since the update read the graph.
     A paper the graph holds under another id (the same DOI or abstract) is not added again unless `keep_duplicates`
-    (kg.extract.dedup.in_graph).
+    (kg.pipeline.plan).
     """
-    graph, out = Path(graph), Path(output) if output is not None else Path(graph)
-    paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
-    schemes = (schemes,) if isinstance(schemes, (str, Path)) else tuple(schemes)
-    refuse_overwrite(out, [*paths, *schemes, *([model] if model is not None else [])])  # every file the update reads but the graph
-    source = GraphFile.existing(graph)
-    with GraphFile(out).transaction(source, derived=derived) as writing:
-        return _update(writing, paths, schemes=schemes, default_scheme=default_scheme, extractor=extractor,
-                       threshold=threshold, model=model, base=base, skip_bad=skip_bad, jobs=jobs, progress=progress,
-                       read=dict(venue=venue, year=year, keep_duplicates=keep_duplicates))
+    options = Options.of(schemes, model, default_scheme=default_scheme, extractor=extractor, threshold=threshold, base=base,
+                         skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)
+    return update_with(graph, inputs, options, output=output, jobs=jobs, progress=progress, derived=derived)
 
 
-def _update(
-    writing: Writing,
-    paths: tuple[Path, ...],
-    *,
-    schemes: Sequence[str | Path],
-    default_scheme: bool,
-    extractor: str,
-    threshold: float | None,
-    model: str | Path | None,
-    base: str,
-    skip_bad: bool,
-    jobs: int,
-    progress: bool | None,
-    read: dict,
-) -> Updated:
-    ns = Namespaces(base)
+def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Options, *, output: str | Path | None = None, jobs: int = 1,
+                progress: bool | None = None, derived: Sequence[Derive] = (), kept: Sequence[Derive] = (), beside: Sequence[Path] = ()) -> Updated:
+    """`update` with its options as one `Options` (what `kg build --update` calls). `kept`: what makes the derived files
+    of a graph the update leaves as it was (kg.graph.handle.GraphFile.transaction); `beside`: the files the caller writes
+    beside the output (its page), refused as the output is where one of them is a file the update reads."""
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    graph, out = Path(graph), Path(output) if output is not None else Path(graph)
+    paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
+    for written in (out, *beside):
+        refuse_overwrite(written, [*paths, *options.reads()])  # every file the update reads but the graph
+    source = GraphFile.existing(graph)
+    with GraphFile(out).transaction(source, derived=derived, kept=kept) as writing:
+        return _update(writing, paths, options, jobs=jobs, progress=progress)
+
+
+def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs: int, progress: bool | None) -> Updated:
+    ns = options.ns
     source, target = writing.source, writing.target
     assert source is not None  # the transaction was begun from the graph read
     graph, out = source.path, target.path
     source.refuse_sharded()  # its bytes are not one file to append to: the cluster build adds shards to it
     target.refuse_sharded()
-    files = [*(scheme_.default_scheme_files() if default_scheme else ()), *schemes]
-    scheme = scheme_.load(files)
-    got = ingest.read(paths, skip_bad=skip_bad, **read)
+    scheme = options.scheme()
+    got = ingest.read(paths, skip_bad=options.skip_bad, venue=options.venue, year=options.year, keep_duplicates=options.keep_duplicates)
     known = source.known()  # from the graph's query index (made by one parse if missing): an append adds to a copy of it
     existing = known.facts
-    if not existing.builds:
-        raise InputError(f"{graph}: not a graph kg built (it has no kg build record); build it with 'kg build INPUT... -o {graph}' instead of --update")
-    if existing.digests and not any(iri.startswith(ns.base + "paper/") for iri in existing.digests):
-        raise UsageError(f"{graph}: its papers are not under --base {ns.base}; pass the --base it was built with")
-    if existing.versions and scheme.versions and existing.versions != set(scheme.versions):
-        raise UsageError(
-            f"{graph} was built with concept scheme version {', '.join(sorted(existing.versions))}, "
-            f"the scheme now is {', '.join(scheme.versions)}; run a full 'kg build' instead of --update"
-        )
-    # The dedup hook: papers the graph holds under other ids are reported, not added (kg.extract.dedup).
-    fresh, held, duplicates = (list(got.papers), [], 0) if read["keep_duplicates"] else dedup.in_graph(got.papers, existing.digests, existing.ids, digest, existing.dois)
-    problems = (*got.problems, *dedup.summarised(held, "papers already in the graph"))
-    new: list[ingest.Paper] = []
-    replaced: set[str] = set()
     folder = ns.base + "paper/"
-    segments: dict[str, str] = {}
-    for paper in fresh:
-        iri = existing.ids.get(paper.id)
-        if iri is not None and existing.digests.get(iri) == digest(paper.abstract):
-            continue
-        if iri is not None:
-            replaced.add(iri)  # a changed paper keeps its IRI
-            segments[paper.id] = iri[len(folder):]
-        new.append(paper)
-    taken = (iri[len(folder):] for iri in existing.digests if iri.startswith(folder))
-    segments.update(triples.paper_slugs((p.id for p in new if p.id not in segments), taken=taken))
-    unchanged = len(got.papers) - len(new)
-    if not new:
+    plan_.fits(graph, options, scheme, built=bool(existing.builds), versions=existing.versions,
+               under_base=not existing.digests or any(iri.startswith(folder) for iri in existing.digests))
+    held = plan_.Held(
+        {pid: iri[len(folder):] for pid, iri in existing.ids.items() if iri.startswith(folder)},
+        {iri[len(folder):]: value for iri, value in existing.digests.items() if iri.startswith(folder)},
+        {doi: iri[len(folder):] for doi, iri in (existing.dois or {}).items() if iri.startswith(folder)},
+    )
+    planned = plan_.plan((plan_.Entry(p.id, digest(p.abstract), p.where, p.doi) for p in got.papers), held, ns=ns,
+                         keep_duplicates=options.keep_duplicates)
+    problems = (*got.problems, *planned.problems)
+    if not planned.extract:
         if out != graph:
             writing.copy(known.index)
-        return Updated(out, 0, 0, unchanged, problems, duplicates=duplicates, notes=got.notes)
-    run = extract.make_extractor(extractor, scheme, threshold, model)
+        return Updated(out, 0, 0, planned.unchanged, problems, duplicates=planned.duplicates, notes=got.notes)
+    chosen = set(planned.extract)
+    new = [p for p in got.papers if p.id in chosen]
+    replaced = {folder + segment for segment in planned.changed.values()}  # a changed paper keeps its IRI
+    run = extract.make_extractor(options.extractor, scheme, options.threshold, options.model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
     build = triples.build_node(new, ns)
     added = [
         *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
-        *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues), segments=segments),
+        *triples.paper_triples(new, extractions, build, ns=ns, authors=set(existing.authors), venues=set(existing.venues),
+                               segments=dict(planned.segments)),
     ]
     if replaced or target.format not in APPENDABLE or source.format != target.format or known.index is None:
         # The slow path: the graph's triples are read whole, those of the changed papers dropped.
-        writing.write(_without(source.read_triples(), replaced), added, ns=ns)
+        writing.write(triples.without(source.read_triples(), replaced), added, ns=ns)
     else:
         writing.append(added, ns=ns, base=known.index)
     analysed = any(b.startswith(ns.base + "analysis/") for b in existing.builds)
-    return Updated(out, len(new) - len(replaced), len(replaced), unchanged, problems, analysed, duplicates, got.notes)
-
-
-def _without(triples: list, papers: set[str]) -> list:
-    """The triples minus those of the given papers and of their annotations (targets, selectors)."""
-    if not papers:
-        return triples
-    oa = OA
-    targets = {t.subject.value for t in triples if t.predicate.value == oa + "hasSource" and t.object.value in papers}
-    gone = set(papers) | targets
-    for t in triples:
-        p = t.predicate.value
-        if (p == oa + "hasTarget" and t.object.value in targets) or (p == oa + "hasSelector" and t.subject.value in targets):
-            gone.add(t.subject.value if p == oa + "hasTarget" else t.object.value)
-    return [t for t in triples if t.subject.value not in gone]
+    return Updated(out, planned.added, len(planned.changed), planned.unchanged, problems, analysed, planned.duplicates, got.notes)
