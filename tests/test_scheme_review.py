@@ -482,6 +482,24 @@ def test_fixed_labels_still_need_their_sense(text: str, wrong: str) -> None:
     ("Multi-image understanding asks a model to reason across several pictures in one conversation.", "multi-image-understanding",
      "vision-language-model"),
     ("Transformers fail to recognise context-free languages such as Dyck languages.", "context-free-languages", "formal-languages"),
+    # scheme 1.4.0: research topics of AI and robotics venues the scheme lacked (issue #35)
+    ("We compile the planning problem into answer set programming and solve it with clingo.", "answer-set-programming",
+     "knowledge-representation"),
+    ("Abstract argumentation frameworks decide which arguments are acceptable under grounded semantics.",
+     "computational-argumentation", "artificial-intelligence"),
+    ("We give an envy-free allocation of indivisible goods (EF1) for agents with additive valuations.", "fair-division", "social-choice"),
+    ("The agent must satisfy a task specification written in linear temporal logic.", "temporal-logic", "knowledge-representation"),
+    ("Mean-field reinforcement learning approximates the interactions of thousands of agents.", "mean-field-reinforcement-learning",
+     "multi-agent-reinforcement-learning"),
+    ("Zero-shot coordination asks agents to cooperate with partners never seen in training.", "zero-shot-coordination",
+     "multi-agent-reinforcement-learning"),
+    ("Video LLMs answer questions about hour-long videos.", "video-language-model", "vision-language-model"),
+    ("We study bimanual manipulation with two arms folding cloth.", "bimanual-manipulation", "robotic-manipulation"),
+    ("Safety-tuned models show over-refusal: they decline benign prompts that look harmful.", "over-refusal", "safety-alignment"),
+    ("Point-of-interest recommendation predicts the next venue a user checks in at.", "point-of-interest-recommendation",
+     "recommender-system"),
+    ("We study last-iterate convergence of optimistic gradient methods in monotone games.", "last-iterate-convergence",
+     "convergence-analysis"),
 ])
 def test_topics_experts_gave_have_concepts_that_link(scheme: scheme_.Scheme, text: str, meant: str, parent: str) -> None:
     assert meant in _found(text)
