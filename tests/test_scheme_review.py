@@ -500,6 +500,11 @@ def test_fixed_labels_still_need_their_sense(text: str, wrong: str) -> None:
      "recommender-system"),
     ("We study last-iterate convergence of optimistic gradient methods in monotone games.", "last-iterate-convergence",
      "convergence-analysis"),
+    ("Unlearnable examples add imperceptible noise so that models trained on the data fail.", "unlearnable-examples",
+     "data-poisoning"),
+    ("We classify arrhythmias from 12-lead ECG recordings.", "electrocardiogram", "healthcare"),
+    ("Learning to branch: a GNN imitates strong branching in branch-and-bound MILP solvers.", "learning-to-branch",
+     "combinatorial-optimization"),
 ])
 def test_topics_experts_gave_have_concepts_that_link(scheme: scheme_.Scheme, text: str, meant: str, parent: str) -> None:
     assert meant in _found(text)
