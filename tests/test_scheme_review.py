@@ -505,6 +505,9 @@ def test_fixed_labels_still_need_their_sense(text: str, wrong: str) -> None:
     ("We classify arrhythmias from 12-lead ECG recordings.", "electrocardiogram", "healthcare"),
     ("Learning to branch: a GNN imitates strong branching in branch-and-bound MILP solvers.", "learning-to-branch",
      "combinatorial-optimization"),
+    ("We fuzz compilers with inputs written by a language model, fuzzing that finds new crashes.", "fuzzing", "software-engineering"),
+    ("Cross-embodiment transfer lets one policy control arms and quadrupeds.", "cross-embodiment-learning", "robot-learning"),
+    ("Medical LLMs answer clinical questions and summarise patient notes.", "medical-large-language-model", "large-language-model"),
 ])
 def test_topics_experts_gave_have_concepts_that_link(scheme: scheme_.Scheme, text: str, meant: str, parent: str) -> None:
     assert meant in _found(text)
