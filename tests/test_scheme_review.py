@@ -508,6 +508,9 @@ def test_fixed_labels_still_need_their_sense(text: str, wrong: str) -> None:
     ("We fuzz compilers with inputs written by a language model, fuzzing that finds new crashes.", "fuzzing", "software-engineering"),
     ("Cross-embodiment transfer lets one policy control arms and quadrupeds.", "cross-embodiment-learning", "robot-learning"),
     ("Medical LLMs answer clinical questions and summarise patient notes.", "medical-large-language-model", "large-language-model"),
+    ("We audit DP-SGD empirically: privacy auditing with canaries gives lower bounds on epsilon.", "privacy-auditing",
+     "differential-privacy"),
+    ("Federated fine-tuning of LLMs on clients' private instructions.", "federated-fine-tuning", "federated-learning"),
 ])
 def test_topics_experts_gave_have_concepts_that_link(scheme: scheme_.Scheme, text: str, meant: str, parent: str) -> None:
     assert meant in _found(text)
