@@ -24,13 +24,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from kg.extract import PhraseExtractor, ingest, salience, scheme
+from kg.graph.resources import data_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from title_proxy import sample
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
-DEFAULT_OUT = ROOT / "kg" / "patterns" / "concept-rates.tsv"
+DEFAULT_OUT = data_path("patterns") / "concept-rates.tsv"  # the file the extractor reads (kg.extract.matcher)
 
 
 def main(argv: list[str]) -> None:

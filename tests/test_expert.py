@@ -49,7 +49,7 @@ kgc:imagenet a skos:Concept, kg:Dataset ; skos:prefLabel "ImageNet"@en .
 """
 
 PAPERS = [
-    {"id": "a", "title": "Offline reinforcement learning for robotics", "abstract": "We study offline reinforcement learning for robotics. Our offline reinforcement learning method learns robot policies from logged data."},
+    {"id": "a", "title": "Offline reinforcement learning from logged robot data", "abstract": "We study offline reinforcement learning for robotics. Our offline reinforcement learning method learns robot policies from logged data."},
     {"id": "b", "title": "Diffusion models for images", "abstract": "We propose a diffusion model for image generation. The diffusion model beats a generative adversarial network baseline on ImageNet."},
     {"id": "c", "title": "Machine learning with large language models", "abstract": "Machine learning is everywhere. We study large language models and how large language models answer questions."},
     {"id": "d", "title": "Planning with a learned world model", "abstract": "We learn a world model of the environment and plan with it. Reinforcement learning agents use the plans."},

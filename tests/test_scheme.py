@@ -92,7 +92,7 @@ def test_every_ontology_file_parses_with_both_engines() -> None:
 def test_scheme_is_large_and_versioned(scheme: scheme_.Scheme, tops: set[str]) -> None:
     assert len(scheme.concepts) >= 1000
     assert scheme.iris == (KGC + "scheme",)
-    assert scheme.versions == ("1.3.0",)
+    assert scheme.versions == ("1.4.0",)
     assert len(tops) == 25 and KGC + "reinforcement-learning" in tops
 
 
@@ -293,7 +293,7 @@ def test_shapes_pass_on_a_built_graph(sample_ttl: Path) -> None:
     conforms, report = _validate_papers(graph)
     assert conforms, report
     versions = {str(o) for o in graph.objects(None, rdflib.URIRef(KG + "schemeVersion"))}
-    assert versions == {"1.3.0"}
+    assert versions == {"1.4.0"}
 
 
 def test_shapes_catch_broken_graphs(small_graph_ttl: Path) -> None:
@@ -354,7 +354,7 @@ def test_user_scheme_adds_concepts(papers: Path) -> None:
     built = kg.build([papers], schemes=[EXAMPLE])
     assert KGC + "reinforcement-learning" in built.scheme.concepts
     assert "https://example.org/acm-ccs/information-extraction" in built.scheme.concepts
-    assert set(built.scheme.versions) == {"1.3.0", "2012-excerpt-1"}
+    assert set(built.scheme.versions) == {"1.4.0", "2012-excerpt-1"}
     found = _subjects(built)
     assert KGC + "reinforcement-learning" in found
     assert "https://example.org/acm-ccs/information-extraction" in found or KGC + "information-extraction" in found
