@@ -1,5 +1,7 @@
-"""English words as spaCy's lemma lookup table (spacy-lookups-data) knows them: the matcher's norms, and the
-words that tell a hyphen a line break split ("classi- fication") from one that joins two words ("filtering- based")."""
+"""English words as spaCy's lemma lookup table knows them: the matcher's norms, and a list of words.
+
+The list tells a hyphen that a line break split ("classi- fication") from one that joins two words ("filtering- based").
+"""
 
 from __future__ import annotations
 
