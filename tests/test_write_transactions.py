@@ -219,21 +219,3 @@ def test_the_derived_files_are_made_in_the_transaction_from_the_version_written(
     assert kg.update(graph, [FIXTURES / "tiny.jsonl"], derived=[page]).changed is (command == "build")
     assert len(seen) == 1 + (command == "build"), "a graph left as it was has no files to make again"
 
-
-def test_what_starts_once_the_file_is_placed_runs_before_its_index_is_made_and_under_its_lock(graph: Path, tmp_path: Path) -> None:
-    """Issue #38: the store's process read only the graph file but was started after the query index's tables (11% of a
-    21k build): `placed` starts once the whole file is in place, under the lock, before the index and `derived`."""
-    from kg.graph.index_file import index_path
-
-    order: list[str] = []
-    out = tmp_path / "placed.ttl"
-
-    def placed(path: Path) -> None:
-        with pytest.raises(kg.OutputError):
-            with atomic.locked(path, wait=0.0):
-                pass
-        order.append(f"placed: index {index_path(path).exists()}, {len(_papers(path))} papers")
-
-    built = kg.build([_new_papers(tmp_path, 8)])
-    kg.write(built, out, derived=[lambda path: order.append(f"derived: index {index_path(path).exists()}")], placed=[placed])
-    assert order == ["placed: index False, 5 papers", "derived: index True"]

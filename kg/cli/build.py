@@ -95,13 +95,11 @@ def build(
     options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
     # The store loads in another process (decision 0048), which also draws the page from the parse that loads the
-    # store, and starts as soon as the graph file is in place, while this one makes the query index's tables
-    # (decision 0051); it is waited for last.
+    # store (decision 0051); it is waited for last.
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
-    placed: list[Derive] = []
     loading: list[Loading] = []
     if with_store:
-        placed.append(lambda graph: loading.append(
+        derived.append(lambda graph: loading.append(
             load_aside(graph, "kg.views.render:store_and_page", str(graph.with_suffix(".html"))) if render_html else load_aside(graph)))
     elif render_html:
         derived.append(_page)
@@ -109,7 +107,7 @@ def build(
         derived.append(lambda graph: _store(graph, loading.pop() if loading else None, page=render_html))
     try:
         if update_graph is not None:
-            written = _update(update_graph, inputs, output, render_html, options, read, [*placed, *derived])
+            written = _update(update_graph, inputs, output, render_html, options, read, derived)
             if written is not None and with_store:  # up to date: its store is loaded if it is missing
                 _store(written)
             return
@@ -120,7 +118,7 @@ def build(
         built = build_graph(inputs or None, **options)
         for problem in built.problems:
             click.echo(f"warning: {problem}", err=True)
-        write(built, output, derived=derived, placed=placed)
+        write(built, output, derived=derived)
     finally:
         for aside in loading:  # the build failed or was stopped before the store was waited for: no store published
             aside.stop()

@@ -146,20 +146,17 @@ class GraphFile:
         return files.read_triples(self.path)
 
     @contextmanager
-    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = (),
-                    placed: Sequence[Derive] = ()) -> Iterator[Writing]:
+    def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = ()) -> Iterator[Writing]:
         """Begin the one write of this graph a command makes: hold its lock (kg.graph.atomic.locked: a second
         writer waits, bounded), and, when the write is made from `source` (the graph this run reads; often this
         one), take its stamp now, before it is read, so the `Writing` replaces nothing that changed since.
         `doing`: what the run does to the source, for the message when it changed ("updated", "analysed").
         `derived`: what makes the other files derived from the graph (its HTML page, its SPARQL store), each called
-        with the graph's path once it was written, still under the lock, so they describe the version written.
-        `placed`: what starts from the graph file alone as soon as it is in place, before its query index is made (kg build
-        starts the process that loads its store there, decision 0051); called once, before `derived`."""
+        with the graph's path once it was written, still under the lock, so they describe the version written."""
         with locked(self.path):
             if source is not None:
                 source = GraphFile.existing(source.path)  # still there once the lock is held
-            writing = Writing(self, source, source.stamp() if source is not None else None, doing, placed=placed)
+            writing = Writing(self, source, source.stamp() if source is not None else None, doing)
             yield writing
             if writing.written:
                 for make in derived:
@@ -206,14 +203,13 @@ class GraphFile:
 
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
-              source: GraphFile | None = None, before: dict | None = None, doing: str = "updated",
-              placed: Derive = lambda path: None) -> Path:
+              source: GraphFile | None = None, before: dict | None = None, doing: str = "updated") -> Path:
         """Write `triples` then `added` to this file, atomically, and its query index from them.
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
         triples streamed past, says whether it still holds: else no index is written, and the next query makes one).
         `source` and `before`: the graph these triples were read from and its stamp then; if it changed since,
-        nothing is written. `placed` is called with the path once the file is in place, before its index is made.
+        nothing is written.
         """
         self.refuse_sharded()
         name = files.format_for(fmt, self.path)
@@ -234,7 +230,6 @@ class GraphFile:
             if writer is not None:
                 writer.abort()
             raise
-        placed(self.path)
         if writer is not None:
             if base is not None and not keep_base():
                 writer.abort()
@@ -319,8 +314,6 @@ class Writing:
     before: dict | None  # its stamp when the transaction began
     doing: str = "updated"
     done: list[Path] = field(default_factory=list)  # the graph once written (then the derived files are made)
-    placed: Sequence[Derive] = ()  # started once the graph file is in place (GraphFile.transaction)
-    started: list[Path] = field(default_factory=list)
 
     @property
     def written(self) -> bool:
@@ -334,8 +327,7 @@ class Writing:
 
     def write(self, triples: Iterable, added: Iterable = (), **options: Any) -> Path:
         """`GraphFile.write` of the target, checked against the source (options: those of `GraphFile.write`)."""
-        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing,
-                                           placed=self._placed, **options))
+        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing, **options))
 
     def append(self, added: list, *, ns: Namespaces, base: Path) -> Path:
         """`GraphFile.append` of `added` to the source's bytes, checked against the source."""
@@ -349,12 +341,5 @@ class Writing:
         return self._did(self.target.copy_from(self.source, index))
 
     def _did(self, path: Path) -> Path:
-        self._placed(path)  # an append or a copy: its file and index are in place together
         self.done.append(path)
         return path
-
-    def _placed(self, path: Path) -> None:
-        if not self.started:
-            self.started.append(path)
-            for start in self.placed:
-                start(path)

@@ -158,9 +158,8 @@ def _extract(
     return tuple(kept), tuple(found), tuple(problems)
 
 
-def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = (), placed: Sequence[Derive] = ()) -> Path:
+def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = ()) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it, in one
-    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too;
-    `placed`: what starts once the file is in place, before the index is made)."""
-    with GraphFile(Path(path)).transaction(derived=derived, placed=placed) as writing:  # another writer of the same file waits
+    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too)."""
+    with GraphFile(Path(path)).transaction(derived=derived) as writing:  # another writer of the same file waits
         return writing.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
