@@ -137,12 +137,8 @@ class Loading:
 
 _FAILED = "kg-store-error: "
 # Runs MODULE:FUNCTION(GRAPH, *ARGS) and prints the store folder it returns.
-# The collector at the pace kg.cli.main sets for its own process: at its default pace it walked the page's facts again
-# and again while they grew (decision 0051).
-_ASIDE = f"""import gc
-import sys
+_ASIDE = f"""import sys
 from importlib import import_module
-gc.set_threshold(100_000, 50, 100)
 from kg.core.errors import KgError
 module, name = sys.argv[1].split(":")
 try:
