@@ -198,30 +198,3 @@ def test_a_build_that_fails_ends_the_store_loading_beside_it_and_nothing_is_publ
     loading.stop()  # what kg build does when it fails or is interrupted after the file is written
     assert loading.process.returncode is not None  # ended, not left running
     assert fresh_folder(graph) is None and not (store_dir(graph) / "current").exists()
-
-
-def test_the_build_parses_its_graph_once_for_the_store_and_the_page(sample_ttl: Path, tmp_path: Path, monkeypatch) -> None:
-    """Issue #38: the build's page read its facts from a second parse of the graph file (7% of the builder's CPU at 21k
-    papers). `store_and_page` (run by the build in the store's process) reads them from the parse that loads the
-    store: one parse, every quad in the store, and the page `kg render` draws of the file, byte for byte."""
-    from kg.graph import files
-    from kg.views.render import render, store_and_page
-
-    graph = Path(shutil.copy(sample_ttl, tmp_path / "g.ttl"))
-    parses = []
-    real = files.parse
-
-    def counted(*args, **kwargs):
-        parses.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr("kg.sparql.store.parse", counted)
-    monkeypatch.setattr(files, "parse", counted)
-    folder = store_and_page(str(graph), str(tmp_path / "g.html"))
-    assert parses == [graph] and folder == fresh_folder(graph)
-    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-    assert int(kg.query(count, graph=graph).rows[0][0].value) == sum(1 for _ in real(graph))
-    assert (tmp_path / "g.html").read_bytes() == render(graph).html.encode()
-    parses.clear()
-    store_and_page(str(graph), str(tmp_path / "again.html"))  # the store is fresh: not loaded again, the page parses the file
-    assert parses == [graph] and (tmp_path / "again.html").read_bytes() == (tmp_path / "g.html").read_bytes()

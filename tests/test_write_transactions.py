@@ -218,4 +218,3 @@ def test_the_derived_files_are_made_in_the_transaction_from_the_version_written(
     assert seen == [(_papers(graph), True)]
     assert kg.update(graph, [FIXTURES / "tiny.jsonl"], derived=[page]).changed is (command == "build")
     assert len(seen) == 1 + (command == "build"), "a graph left as it was has no files to make again"
-

@@ -94,17 +94,15 @@ def build(
         return
     options.update(venue=venue, year=year, keep_duplicates=keep_duplicates)
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
-    # The store loads in another process (decision 0048), which also draws the page from the parse that loads the
-    # store (decision 0051); it is waited for last.
+    # The store loads in another process while this one draws the page (decision 0048); it is waited for last.
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
     loading: list[Loading] = []
     if with_store:
-        derived.append(lambda graph: loading.append(
-            load_aside(graph, "kg.views.render:store_and_page", str(graph.with_suffix(".html"))) if render_html else load_aside(graph)))
-    elif render_html:
+        derived.append(lambda graph: loading.append(load_aside(graph)))
+    if render_html:
         derived.append(_page)
     if with_store:
-        derived.append(lambda graph: _store(graph, loading.pop() if loading else None, page=render_html))
+        derived.append(lambda graph: _store(graph, loading.pop() if loading else None))
     try:
         if update_graph is not None:
             written = _update(update_graph, inputs, output, render_html, options, read, derived)
@@ -137,17 +135,15 @@ def _page(graph: Path) -> None:
     click.echo(f"wrote {render_graph(graph, graph.with_suffix('.html'))}")
 
 
-def _store(graph: Path, loading: Loading | None = None, *, page: bool = False) -> None:
+def _store(graph: Path, loading: Loading | None = None) -> None:
     """The SPARQL store for ad-hoc queries and `kg serve`, loaded now, once per version of the graph (the named
     queries need only the query index): a user who built a graph does not wait for it again at the first query.
-    `loading`: the store already being loaded in another process, waited for (with `page`, that process draws the page too)."""
+    `loading`: the store already being loaded in another process, waited for."""
     from kg.sparql.store import ensure_store, store_dir
 
-    step(f"loading {graph} into its SPARQL store" + (" and drawing its page" if loading is not None and page else ""))
+    step(f"loading {graph} into its SPARQL store")
     if loading is not None:
         loading.wait()
-        if page:
-            click.echo(f"wrote {graph.with_suffix('.html')}")
     else:
         ensure_store(graph)
     click.echo(f"wrote {store_dir(graph)}")

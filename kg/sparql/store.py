@@ -20,9 +20,9 @@ graph's query index (kg.sparql.index), which needs no store.
 
 from __future__ import annotations
 
-import collections
 import fcntl
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from kg.core import progress
 from kg.core.errors import InputError, OutputError
@@ -75,14 +75,8 @@ def _current(graph: Path) -> Path | None:
     return version if same else None
 
 
-Tap = Callable[[Iterator], Any]  # reads the parsed triples (quads) of a graph as they stream into its store
-
-
-def ensure_store(graph: str | Path, tap: Tap | None = None) -> Path:
-    """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version.
-
-    `tap`: when the store is loaded, it is handed the graph's parsed quads as they go into the store and must read them
-    all (kg build reads the page's facts from that one parse, decision 0051); it is not called for a store already fresh."""
+def ensure_store(graph: str | Path) -> Path:
+    """Build (or rebuild, when the graph file changed) the persisted store; return the folder of the fresh version."""
     graph = GraphFile.existing(graph).path
     found = _current(graph)
     if found is not None:
@@ -95,7 +89,7 @@ def ensure_store(graph: str | Path, tap: Tap | None = None) -> Path:
         found = _current(graph)  # ... and use what it built
         if found is None:
             try:
-                found = _build(graph, base, tap)
+                found = _build(graph, base)
             except BaseException:
                 if not (base / CURRENT).is_symlink():
                     shutil.rmtree(base, ignore_errors=True)  # a first build failed: leave no store folder
@@ -136,13 +130,11 @@ class Loading:
 
 
 _FAILED = "kg-store-error: "
-# Runs MODULE:FUNCTION(GRAPH, *ARGS) and prints the store folder it returns.
 _ASIDE = f"""import sys
-from importlib import import_module
 from kg.core.errors import KgError
-module, name = sys.argv[1].split(":")
+from kg.sparql.store import ensure_store
 try:
-    print(getattr(import_module(module), name)(*sys.argv[2:]))
+    print(ensure_store(sys.argv[1]))
 except KgError as exc:
     print({_FAILED!r} + str(exc), file=sys.stderr)
     raise SystemExit(1)
@@ -151,20 +143,19 @@ except KeyboardInterrupt:
 """
 
 
-def load_aside(graph: str | Path, job: str = "kg.sparql.store:ensure_store", *args: str) -> Loading:
-    """Start loading the store of a written graph file in another process (`job`, MODULE:FUNCTION called with the
-    graph's path and `args` there, which returns the store's folder: `ensure_store`, or kg build's store and page),
-    so that the caller goes on with other work; `wait` for it.
+def load_aside(graph: str | Path) -> Loading:
+    """Start loading the store of a written graph file in another process (`ensure_store` there), so that the
+    caller goes on with other work (kg build: the page) on another core; `wait` for it.
 
     A process of its own, not a thread: pyoxigraph's bulk loader holds the GIL while it takes Python triples, and
     its memory is returned to the system when the process ends (decision 0048)."""
     errors = tempfile.TemporaryFile()
-    process = subprocess.Popen([sys.executable, "-c", _ASIDE, job, str(graph), *args], stdout=subprocess.PIPE, stderr=errors,
+    process = subprocess.Popen([sys.executable, "-c", _ASIDE, str(graph)], stdout=subprocess.PIPE, stderr=errors,
                                stdin=subprocess.DEVNULL)
     return Loading(Path(graph), process, errors)
 
 
-def _build(graph: Path, base: Path, tap: Tap | None = None) -> Path:
+def _build(graph: Path, base: Path) -> Path:
     """Load the graph into a new version folder and make it the current one."""
     import pyoxigraph as ox
 
@@ -173,7 +164,7 @@ def _build(graph: Path, base: Path, tap: Tap | None = None) -> Path:
     try:
         store = ox.Store(str(tmp / "db"))
         with progress.step(f"loading {graph} into its SPARQL store (once per version of the graph)"):
-            with_deadline(functools.partial(_load, store, graph, compact=True, tap=tap), None, f"loading {graph.name}")  # Ctrl-C ends it at once
+            with_deadline(functools.partial(_load, store, graph, compact=True), None, f"loading {graph.name}")  # Ctrl-C ends it at once
         del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamped), encoding="utf-8")
         (tmp / READERS).touch()
@@ -267,19 +258,6 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
         return store, None
 
 
-def _loading(store: Any, quads: Iterator) -> Iterator:
-    """The quads passed on, each batch of BATCH loaded into `store` once it has passed."""
-    batch: list = []
-    for quad in quads:
-        batch.append(quad)
-        yield quad
-        if len(batch) == BATCH:
-            store.bulk_extend(batch)
-            batch = []
-    if batch:
-        store.bulk_extend(batch)
-
-
 def in_memory(graph: Path):  # -> pyoxigraph.Store
     """The graph file loaded into a new in-memory store (a parse error names the file)."""
     import pyoxigraph as ox
@@ -289,18 +267,20 @@ def in_memory(graph: Path):  # -> pyoxigraph.Store
     return store
 
 
-def _load(store: Any, graph: Path, compact: bool = False, tap: Tap | None = None) -> None:
+def _load(store: Any, graph: Path, compact: bool = False) -> None:
     """Load a graph file (a shard folder: its listed shards in turn) into a store, BATCH triples at a time (a parse
     error names the file), and with `compact` merge what the batches left as dozens of level-0 files, each of which
-    every read had to check: at 100k papers the queries ran 5-9x faster afterwards. `tap` reads the parsed quads as
-    they pass (ensure_store).
+    every read had to check: at 100k papers the queries ran 5-9x faster afterwards.
 
     One bulk load of the whole file held 1.5 GB at 21k papers (pyoxigraph sorts a million quads a batch, two batches
     at once, and takes no limit); batches of BATCH triples held under 200 MB for the same CPU time (decision 0048)."""
-    passing = _loading(store, parse(graph, graphs=True))
-    if tap is not None:
-        tap(passing)
-    collections.deque(passing, maxlen=0)  # every quad (the rest, after a tap that stopped early) loaded
+    parsed = parse(graph, graphs=True)
+    while True:
+        batch = itertools.islice(parsed, BATCH)
+        first = next(batch, None)
+        if first is None:
+            break
+        store.bulk_extend(itertools.chain((first,), batch))
     if compact:
         store.optimize()
         store.flush()

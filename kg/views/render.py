@@ -23,7 +23,6 @@ from kg.core.defaults import MAP_CONCEPTS, MAP_THRESHOLD, QUERY_TIMEOUT, RENDER_
 from kg.core.errors import QueryError, UsageError
 from kg.graph import names
 from kg.graph.atomic import atomic_write
-from kg.graph.facts import Facts, of_triples
 from kg.graph.handle import refuse_overwrite
 from kg.graph.names import FactsNames
 from kg.graph.resources import data_path
@@ -81,14 +80,12 @@ def render(
     max_nodes: int | None = None,
     title: str | None = None,
     timeout: float | None = QUERY_TIMEOUT,
-    facts: Facts | None = None,
 ) -> Rendered:
     """Draw a graph (a file, a `Built`, an rdflib Graph or pyoxigraph triples) as HTML; write it to `out` if given.
 
     view: "papers" (default) or "concepts"; concept + hops: the neighbourhood of one concept;
     query: a CONSTRUCT (named query or .rq file, with `params`) whose result is drawn; max_nodes: keep the most connected (0 = all,
-    default 500, with a note on the page saying what was left out); timeout: seconds the query may run (None or 0: no limit);
-    facts: the graph file's facts, when the caller read them already (kg build, from the parse that loads its store).
+    default 500, with a note on the page saying what was left out); timeout: seconds the query may run (None or 0: no limit).
     """
     started = time.perf_counter()
     if query is not None and view is not None:
@@ -104,7 +101,7 @@ def render(
     if view == "map" and concept is not None:
         raise UsageError("--concept draws a neighbourhood in the papers or concepts view, not on the map")
     chosen = build_view(graph, view=view, concept=concept, hops=hops, query=query, params=params,
-                        max_nodes=max_nodes, title=title, timeout=timeout, facts=facts)
+                        max_nodes=max_nodes, title=title, timeout=timeout)
     progress.stage("writing the page")
     page = to_html(chosen)
     path = None
@@ -127,7 +124,6 @@ def build_view(
     max_nodes: int | None = None,
     title: str | None = None,
     timeout: float | None = QUERY_TIMEOUT,
-    facts: Facts | None = None,
 ) -> View:
     """The View that `render` draws, before it becomes HTML.
 
@@ -137,7 +133,7 @@ def build_view(
     """
     triples, name = _triples(graph)
     progress.stage("laying out the view")
-    index = Scene(triples if facts is None else facts)
+    index = Scene(triples)
     if view is None and query is None and concept is None:
         drawn = len(index.papers) + len(index.paper_count)
         view = "map" if drawn > MAP_THRESHOLD else "papers"
@@ -146,17 +142,6 @@ def build_view(
     # a graph file's CONSTRUCT runs where `kg query` runs it (its SPARQL store); triples in memory, in a store of their own
     constructed = run_construct(Path(graph) if isinstance(graph, (str, Path)) else triples, query, params, timeout)
     return _chosen_view(index, name, view, concept, hops, max_nodes, title, (constructed, f"{Path(query).name} on {name}"))
-
-
-def store_and_page(graph: str, page: str) -> Path:
-    """kg build's SPARQL store and page, from one parse of the graph file (in the process kg.sparql.store.load_aside
-    starts): the page's facts are read from the triples as they stream into the store (decision 0051); the store's folder."""
-    from kg.sparql.store import ensure_store
-
-    read: list[Facts] = []
-    folder = ensure_store(graph, tap=lambda quads: read.append(of_triples(quads)))
-    render(graph, page, facts=read[0] if read else None)  # a store already fresh was not loaded: the page parses the file
-    return folder
 
 
 def with_search(view: View, index: Scene) -> View:
