@@ -1,12 +1,13 @@
 """What a default `kg build` costs against spaCy's bare tokenizer on the same texts, stage by stage (issue #38).
 
-    python bench/build_cost.py [--corpus ../shared/corpora/ml-abstracts.jsonl] [--papers 21368] [--skip-stages]
+    python bench/build_cost.py [--corpus ../shared/corpora/ml-abstracts.jsonl] [--papers 21368] [--skip-stages] [--listings]
 
 One run, in this order, each measurement a fresh process:
   1. the corpus: the first --papers records; past the end of the file, copies with new ids (bench/bench.py's make_corpus);
   2. spaCy's bare tokenizer (`spacy.blank("en")`) on every title and abstract of it;
   3. the default `kg build CORPUS -o graph.ttl` (graph, query index, SPARQL store, page) as a whole process: wall
      time, CPU time of its whole tree, and the peak of the summed RSS of its process tree (polled every 0.1 s);
+  3b. with --listings, the two largest listings on that graph as processes, each printing its table;
   4. the same work one stage after another in one process, each stage timed: its share of the build. Here nothing
      overlaps (the build itself loads the store in another process while it indexes and draws), so the shares say
      where the work is, the whole process what it costs.
@@ -30,6 +31,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
+
+
+# The two largest listings of issue #38 (at 100k: about 50,000 and 62,000 rows), each to be printed within a second
+LISTINGS = (("search", "words=learning"), ("papers-by-concept", "concept=machine learning"))
 
 
 def make_corpus(source: Path, n: int, out: Path) -> Path:
@@ -167,6 +172,9 @@ def main() -> None:
     parser.add_argument("--no-store", action="store_true",
                         help="also time `kg build --no-store` and then the first ad-hoc query, which loads the store (on first need)")
     parser.add_argument("--keep", type=Path, help="keep the corpus and the outputs of the whole build in this folder")
+    parser.add_argument("--listings", action="store_true",
+                        help="also time the two largest listings on the built graph as processes (search \"learning\", "
+                             "papers-by-concept \"machine learning\"), each printing its table")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -187,6 +195,12 @@ def main() -> None:
               f"CPU {build['cpu']:.1f} s of its tree = {build['cpu'] / tok['cpu']:.1f}x the tokenizer's; peak {build['peak MB']:,.0f} MB summed over its process tree "
               f"({build['processes at the peak']} processes then; {build['own peak MB']:,.0f} MB the largest process)", flush=True)
         print("   " + build["output"].replace("\n", "\n   "))
+        if args.listings:
+            for name, param in LISTINGS:
+                got = whole([sys.executable, "-m", "kg", "query", name, "-p", param, "--graph", str(workdir / "graph.ttl")])
+                rows = got["output"].splitlines()[-1]
+                print(f"kg query {name} -p {param!r}: {got['seconds']:.2f} s, CPU {got['cpu']:.2f} s, peak {got['peak MB']:,.0f} MB; "
+                      f"{rows}; {got['seconds'] / build['seconds']:.4f}x the build", flush=True)
         for jobs in args.jobs or ():
             other = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(workdir / f"graph-jobs{jobs}.ttl"), "--jobs", str(jobs)])
             same = (workdir / f"graph-jobs{jobs}.ttl").read_bytes() == (workdir / "graph.ttl").read_bytes()

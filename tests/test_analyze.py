@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
 from kg.cli import cli
 from kg.graph.resources import data_path
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
 from kg.cli import cli
 from kg.graph import shards
 from kg.pipeline import cluster

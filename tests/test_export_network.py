@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
 from kg.cli import cli
 
 READERS = {"graphml": nx.read_graphml, "gexf": nx.read_gexf}

@@ -127,6 +127,7 @@ def test_jsonld_export_is_compact_and_reads_back_to_the_same_triples(fresh: Path
     import pyoxigraph as ox
 
     import kg
+    import kg.graph.files
 
     runner = CliRunner()
     assert runner.invoke(cli, ["build", "my.jsonl", "--no-render"]).exit_code == 0

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
 from kg.cli import cli
 from kg.graph import shards
 from kg.graph.terms import Term

@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
+import kg.sparql.push
 from kg.cli import cli
 from tests.test_remote import _count
 

@@ -8,6 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import kg
+import kg.graph.files
+import kg.sparql.push
 from kg.cli import cli
 from kg.sparql.run import catalog
 from tests.conftest import free_port

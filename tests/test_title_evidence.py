@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import kg
+import kg.graph.files
 
 from .test_scheme import _validate_papers
 
