@@ -294,7 +294,7 @@ def attack(url: str, pid: int, attackers: int, rotate: int = 1, spread: str = "a
     def attacker(k: int, j: int) -> None:
         i = k
         while not found.stop.is_set():
-            query = queries[i % len(queries)]
+            query = f"{queries[i % len(queries)]}\n# {k} {j} {i}"  # a text of its own: no answer kept or in flight to share
             i += 1
             sent = time.monotonic()
             try:

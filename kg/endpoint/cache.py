@@ -3,7 +3,8 @@
 `kg serve` pins one version of the graph, its query index and its store for its whole life (decision 0033), so the
 same request (query text, bound parameters, negotiated format, page offset) has the same answer until the server
 stops: no invalidation is needed. A request in flight is asked once: others with the same key wait for its answer
-(`Answers.answer`), so eight clients that open with the same query cost one worker job, not eight. Only complete
+(`Answers.answer`), so eight clients that open with the same query cost one worker job, not eight, and a query that
+ran into the time limit is not run again at once by each of them. Only complete
 answers (status 200, not cut at the byte cap) of deterministic queries are kept, up to a byte budget, least recently
 used first out. Decision 0052.
 """
@@ -38,6 +39,13 @@ def cut_at_bytes(reply: Reply) -> bool:
 def keepable(reply: Reply) -> bool:
     """A complete answer: status 200 and not cut at the byte cap (a cut at the row cap is the same each time)."""
     return reply.status == 200 and not cut_at_bytes(reply)
+
+
+def shared(reply: Reply) -> bool:
+    """An outcome of the query itself, given to the same requests in flight: an answer, or a limit it hit (they would
+    hit it again, each holding a worker for the time limit). Not a refusal about who asked (busy, too many of one
+    client: those say Retry-After): the others then ask on their own."""
+    return not any(k == "Retry-After" for k, _ in reply.headers)
 
 
 @dataclass
@@ -79,11 +87,12 @@ class Answers:
                 with self._lock:
                     self.hits += 1
                 return flight.reply
-            return run()  # the first one failed (busy, a limit) or is still waiting: this one asks on its own
+            return run()  # the first one was refused for who asked, or is still waiting: this one asks on its own
         try:
             reply = run()
-            if keepable(reply):
+            if shared(reply):
                 flight.reply = reply
+            if keepable(reply):
                 self._keep(key, reply)
             return reply
         finally:
