@@ -183,12 +183,16 @@ def run_load(url: str, *, clients: int = 8, duration: float = 10.0, queries: int
             path, params = MIX[i % len(MIX)]
             i += 1
             t = time.perf_counter()
+            read = None
             try:
                 status, body = get(url, path, params, source=f"127.0.{100 + k}.1" if sources else None)
+                # The latency ends when the whole answer is read: parsing its JSON here (about 0.1 s for the 6.3 MB of
+                # co-occurrence at 21k papers, holding this process's GIL) is the load script's time, not the server's.
+                read = time.perf_counter() - t
                 error = None if status == 200 and json.loads(body) else f"{path}: HTTP {status}: {body[:100]!r}"
             except Exception as exc:  # connection refused/reset, timeouts: all count as failures
                 error = f"{path}: {type(exc).__name__}: {exc}"
-            stats.add(time.perf_counter() - t, error)
+            stats.add(read if read is not None else time.perf_counter() - t, error)
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     start = time.monotonic()
