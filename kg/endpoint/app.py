@@ -37,6 +37,7 @@ from kg.endpoint.answer import REASONS, Reply, answer, confined, text_reply
 from kg.endpoint.cache import Answers, cut_at_bytes, deterministic
 from kg.endpoint.pages import offset_of, page, query_form
 from kg.graph.handle import GraphFile
+from kg.sparql import index as qindex
 from kg.sparql.results import MEDIA_TYPES
 
 if TYPE_CHECKING:
@@ -217,17 +218,18 @@ class App:
         job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
                "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
+        bounded = not untrusted and self.snapshot.index is not None and qindex.answers(q)  # the index answers it: it cannot run away
         if not deterministic(q.text):
-            return self.asked(job, client)
+            return self.asked(job, client, bounded)
         key = (q.name, q.text, tuple(sorted(params.items())), job["accept"], fmt, untrusted, typed, job["offset"])
-        return self.answers.answer(key, lambda: self.asked(job, client))
+        return self.answers.answer(key, lambda: self.asked(job, client, bounded))
 
-    def asked(self, job: dict, client: str) -> Reply:
+    def asked(self, job: dict, client: str, bounded: bool) -> Reply:
         """Run one job in a worker, admitted fairly between clients, and turn its outcome into a reply."""
         from kg.endpoint.admission import Busy
 
         try:
-            with self.admission.slot(client) as risky:
+            with self.admission.slot(client, bounded) as risky:
                 outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
         except Busy as exc:
             return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
