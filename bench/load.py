@@ -76,12 +76,14 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     failed_at: list[float] = field(default_factory=list)  # when each failed request was sent (time.monotonic)
-    late: tuple[float, int] | None = None  # (window, failures of requests sent after it)
+    sent_at: list[float] = field(default_factory=list)  # when each request was sent
+    late: tuple[float, int, int] | None = None  # (window, failures of requests sent after it, requests sent after it)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, seconds: float, error: str | None) -> None:
         with self.lock:
             (self.failures.append(error) if error else self.latencies.append(seconds))
+            self.sent_at.append(time.monotonic() - seconds)
             if error:
                 self.failed_at.append(time.monotonic() - seconds)
 
@@ -97,7 +99,9 @@ class Stats:
             f"latency ms: p50 {ms[50]:.1f}  p90 {ms[90]:.1f}  p99 {ms[99]:.1f}  max {max(self.latencies, default=0) * 1000:.1f}",
         ]
         if self.late is not None:
-            lines.append(f"failures of requests sent after the first {self.late[0]:g} s: {self.late[1]}")
+            window, failed, sent = self.late
+            lines.append(f"failures of requests sent after the first {window:g} s: {failed} of {sent}"
+                         f" ({100 * failed / max(sent, 1):.1f} %)")
         kinds: dict[str, int] = {}
         for f in self.failures:  # the same failure on every path counts once, with how often
             kinds[f.split(": ", 1)[-1]] = kinds.get(f.split(": ", 1)[-1], 0) + 1
@@ -201,7 +205,7 @@ def run_load(url: str, *, clients: int = 8, duration: float = 10.0, queries: int
     for t in threads:
         t.join()
     if window:
-        stats.late = (window, sum(1 for at in stats.failed_at if at - start > window))
+        stats.late = (window, sum(1 for at in stats.failed_at if at - start > window), sum(1 for at in stats.sent_at if at - start > window))
     return stats, time.monotonic() - start
 
 
