@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 # ---- the WSGI application --------------------------------------------------------------------
 
+POOL_WAIT = 5.0  # seconds an admitted job waits for a started worker of its pool
+
 
 class App:
     """The WSGI application of `kg serve` for one graph file."""
@@ -82,7 +84,7 @@ class App:
             self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready)
             self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
             # Answers given again without a worker; a request waits for the same one in flight as long as that can take
-            self.answers = Answers(cache_mb << 20, follow=wait + 5.0 + timeout + 1.0)
+            self.answers = Answers(cache_mb << 20, follow=wait + POOL_WAIT + timeout + 1.0)
             progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
             problem = self.pool.started()
             if problem is None and self.quarantine is not None and self.quarantine.started() is not None:
@@ -230,7 +232,7 @@ class App:
 
         try:
             with self.admission.slot(client, bounded) as risky:
-                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
+                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=POOL_WAIT)
         except Busy as exc:
             return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
