@@ -114,12 +114,13 @@ def test_a_slow_query_that_finished_leaves_its_client_unknown_but_not_heavy() ->
     assert not enter(admission, "10.0.9.1")
 
 
-def waiting(admission: Admission, addresses: list[str], order: list[str]) -> list[threading.Thread]:
-    """Threads that each wait for a slot for one address, in this order, and record when they get it."""
+def waiting(admission: Admission, addresses: list[str], order: list[str], bounded: tuple[str, ...] = ()) -> list[threading.Thread]:
+    """Threads that each wait for a slot for one address, in this order, and record when they get it (those in
+    `bounded` for a query that cannot run away)."""
     threads = []
     for address in addresses:
         def go(a: str = address) -> None:
-            with admission.slot(a):
+            with admission.slot(a, a in bounded):
                 order.append(a)
         thread = threading.Thread(target=go)
         thread.start()
@@ -200,6 +201,33 @@ def test_a_fresh_network_waits_behind_new_prefixes_of_known_networks_while_new_p
     for thread in threads:
         thread.join(10)
     assert order[:2] == ["127.0.101.1", "127.0.100.1"] and set(order[2:]) == {"127.2.1.1", "127.3.1.1"}
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_query_that_cannot_run_away_goes_before_new_prefixes_and_makes_its_client_known(bounded: bool) -> None:
+    """Issue 36 M4, decision 0052: a server started under attack knows no client, and new prefixes have sent
+    runaways; a new legitimate client ties with the attacker's fresh /16s and, its network having used more
+    worker time, went last. A named query the query index answers cannot run away: it goes first, runs on
+    the workers that hold the graph (not suspect), and, quick, makes its client known."""
+    clock = Clock()
+    admission = Admission(2, wait=60, limit=10, clock=clock)
+    query(admission, clock, "127.0.101.1", 0.5)  # the campus's /16 has used a worker (that client then sent a runaway)
+    admission.penalize("127.0.101.1")
+    query(admission, clock, "127.1.1.1", 10.0)  # a runaway from a new prefix
+    held = [admission.slot(a) for a in ("127.9.0.1", "127.8.0.1")]
+    for hold in held:
+        hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.2.1.1", "127.0.100.1"], order, ("127.0.100.1",) if bounded else ())
+    clock.now += 10  # the two held were runaways too
+    held[0].__exit__(None, None, None)
+    admission.wait_for(lambda: len(order) >= 1)
+    assert order[0] == ("127.0.100.1" if bounded else "127.2.1.1")
+    held[1].__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    with admission.slot("127.0.100.2") as risky:  # the same /24: known now (its query was quick), off the store workers
+        assert not risky
 
 
 def test_a_request_is_told_busy_after_the_queue_wait() -> None:

@@ -102,7 +102,8 @@ def test_an_attacker_rotating_addresses_leaves_a_worker_for_others(mini_ttl: Pat
     app = make_app(mini_ttl, workers=2, timeout=timeout)
     try:
         assert ask(app, RUNAWAY, "10.0.0.1")[0] == 503  # stopped at the time limit: the prefix is heavy
-        attackers = [threading.Thread(target=ask, args=(app, RUNAWAY, f"10.0.0.{k}")) for k in (2, 3)]
+        # each its own text: the same text in flight would wait for the first (kg.endpoint.cache), not for a worker
+        attackers = [threading.Thread(target=ask, args=(app, f"{RUNAWAY} # {k}", f"10.0.0.{k}")) for k in (2, 3)]
         for t in attackers:
             t.start()
         assert app.admission.wait_for(lambda: app.admission.running == 1 and app.admission.waiting == 1)

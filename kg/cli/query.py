@@ -125,15 +125,16 @@ Examples:
 @click.option("--max-memory", type=click.IntRange(256),
               help=f"Megabytes of address space per query worker; a query needing more fails [{SERVE_MEMORY_MB} + {SERVE_MEMORY_PER_MB} × the graph file's MB].")
 @click.option("--allow-host", "hosts", multiple=True, metavar="NAME", help="A host name clients use to reach the server (repeatable); others are refused.")
+@setting_option("--answer-cache", setting="SERVE_CACHE_MB", type=click.IntRange(0))
 @with_progress
 @clean_errors
 def serve_command(graph: Path | None, host: str, port: int, timeout: float, max_rows: int, workers: int, memory: bool,
-                  max_bytes: int, max_memory: int | None, hosts: tuple[str, ...]) -> None:
+                  max_bytes: int, max_memory: int | None, hosts: tuple[str, ...], answer_cache: int) -> None:
     """Serve GRAPH [the latest graph in graphs/] as a read-only SPARQL endpoint at /sparql, with a page at /."""
     from kg.endpoint.app import serve as run_server
 
     run_server(graph or default_graph_said(), host, port, timeout=timeout, max_rows=max_rows, workers=workers, memory=memory,
-               max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts)
+               max_bytes=max_bytes * 1024 * 1024, memory_mb=max_memory, hosts=hosts, cache_mb=answer_cache)
 
 
 @click.command("push")

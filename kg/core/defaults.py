@@ -47,6 +47,8 @@ SERVE_GROUP_V4 = 16
 SERVE_GROUP_V6 = 48
 SERVE_BUFFERED = 256 << 20
 SERVE_BUFFERED_PER_CLIENT = 64 << 20
+SERVE_CACHE_MB = 64
+SERVE_LOAD_NICE = 10
 LOCK_WAIT = 600.0
 VERSION = "0.1.0"  # the package version (kg.__version__)
 
@@ -93,6 +95,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("SERVE_GROUP_V6", SERVE_GROUP_V6, "And of a /48 (IPv6)."),
     Setting("SERVE_BUFFERED", SERVE_BUFFERED, "Bytes of answers `kg serve` holds at most, in all, for clients still reading them."),
     Setting("SERVE_BUFFERED_PER_CLIENT", SERVE_BUFFERED_PER_CLIENT, "Bytes of those one client (prefix) may hold at most."),
+    Setting("SERVE_CACHE_MB", SERVE_CACHE_MB, "Megabytes of answers `kg serve` keeps and gives again without a worker (0: none)."),
+    Setting("SERVE_LOAD_NICE", SERVE_LOAD_NICE, "Niceness of a `kg serve` worker's thread loading the graph: queries answered meanwhile go first."),
     Setting("LOCK_WAIT", LOCK_WAIT, "Seconds a command waits for another kg writing the same graph, then says so and stops."),
 )}
 

@@ -20,6 +20,7 @@ from kg.core import progress
 from kg.core.defaults import (
     SERVE_BUFFERED,
     SERVE_BUFFERED_PER_CLIENT,
+    SERVE_CACHE_MB,
     SERVE_HOST,
     SERVE_MAX_BYTES,
     SERVE_MAX_REQUEST_BYTES,
@@ -33,14 +34,18 @@ from kg.core.defaults import (
 from kg.core.errors import InputError, KgError, UsageError
 from kg.endpoint import guard
 from kg.endpoint.answer import REASONS, Reply, answer, confined, text_reply
+from kg.endpoint.cache import Answers, cut_at_bytes, deterministic
 from kg.endpoint.pages import offset_of, page, query_form
 from kg.graph.handle import GraphFile
+from kg.sparql import index as qindex
 from kg.sparql.results import MEDIA_TYPES
 
 if TYPE_CHECKING:
     pass
 
 # ---- the WSGI application --------------------------------------------------------------------
+
+POOL_WAIT = 5.0  # seconds an admitted job waits for a started worker of its pool
 
 
 class App:
@@ -50,7 +55,7 @@ class App:
                  max_rows: int = SERVE_MAX_ROWS, max_request_bytes: int = SERVE_MAX_REQUEST_BYTES, memory: bool = True,
                  max_bytes: int = SERVE_MAX_BYTES, memory_mb: int | None = None, queue_wait: float | None = None,
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
-                 max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT) -> None:
+                 max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT, cache_mb: int = SERVE_CACHE_MB) -> None:
         from kg.endpoint.admission import Admission, Buffers
         from kg.endpoint.snapshot import release, take
         from kg.endpoint.workers import Pool
@@ -78,6 +83,8 @@ class App:
                                if memory and self.snapshot.store is not None else None)
             self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready)
             self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
+            # Answers given again without a worker; a request waits for the same one in flight as long as that can take
+            self.answers = Answers(cache_mb << 20, follow=wait + POOL_WAIT + timeout + 1.0)
             progress.stage(f"starting the query workers ({'loading the graph into memory' if memory else 'opening the store'})")
             problem = self.pool.started()
             if problem is None and self.quarantine is not None and self.quarantine.started() is not None:
@@ -205,22 +212,31 @@ class App:
 
     def run(self, q: Any, params: dict, environ: dict, args: dict, *, untrusted: bool = False, typed: str | None = None) -> Reply:
         """Send one job to the worker pool, fairly between clients (kg.endpoint.admission), and turn its outcome into a reply
-        (`typed`: the query text as sent, kept on the page)."""
-        from kg.endpoint.admission import Busy
-
+        (`typed`: the query text as sent, kept on the page). The same request again is answered from the answers kept
+        (kg.endpoint.cache): the server pins one version, so its answer cannot change."""
         fmt = (args.get("format") or [None])[-1] or None
         if fmt is not None and fmt not in MEDIA_TYPES:
             return text_reply(400, f"unknown format {fmt!r} (available: {', '.join(MEDIA_TYPES)})")
         job = {"query": q, "params": params, "accept": environ.get("HTTP_ACCEPT", "*/*"), "format": fmt, "untrusted": untrusted,
                "typed": typed, "offset": offset_of(args)}
         client = environ.get("REMOTE_ADDR") or "?"
+        bounded = not untrusted and self.snapshot.index is not None and qindex.answers(q)  # the index answers it: it cannot run away
+        if not deterministic(q.text):
+            return self.asked(job, client, bounded)
+        key = (q.name, q.text, tuple(sorted(params.items())), job["accept"], fmt, untrusted, typed, job["offset"])
+        return self.answers.answer(key, lambda: self.asked(job, client, bounded))
+
+    def asked(self, job: dict, client: str, bounded: bool) -> Reply:
+        """Run one job in a worker, admitted fairly between clients, and turn its outcome into a reply."""
+        from kg.endpoint.admission import Busy
+
         try:
-            with self.admission.slot(client) as risky:
-                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=5.0)
+            with self.admission.slot(client, bounded) as risky:
+                outcome = (self.quarantine if risky and self.quarantine is not None else self.pool).run(job, self.timeout, wait=POOL_WAIT)
         except Busy as exc:
             return text_reply(exc.status, str(exc), (("Retry-After", "1"),))
         if outcome.ok:
-            if any(k == "X-Kg-Truncated" and "max-bytes" in v for k, v in outcome.value.headers):
+            if cut_at_bytes(outcome.value):
                 self.admission.penalize(client)
             return outcome.value
         if outcome.kind in ("timeout", "crash"):
@@ -281,7 +297,8 @@ def worker_memory_mb(graph: Path) -> int:
 def make_app(graph: str | Path, **options: Any) -> App:
     """The WSGI app for a graph file (options: workers, timeout, max_rows, max_request_bytes, memory,
     max_bytes, memory_mb, queue_wait, hosts: the host names a request's Host header may carry,
-    max_buffered and max_buffered_per_client: bytes of answers held for clients still reading them)."""
+    max_buffered and max_buffered_per_client: bytes of answers held for clients still reading them, cache_mb:
+    megabytes of answers kept and given again without a worker)."""
     return App(graph, **options)
 
 

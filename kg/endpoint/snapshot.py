@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from kg.core.defaults import SERVE_LOAD_NICE
 from kg.graph import index_file, shards
 from kg.graph.handle import GraphFile
 from kg.graph.stamp import stamped
@@ -159,7 +160,8 @@ class Warming:
     (two and the spare) loading 21k papers at once on two cores took 60-130 s, during which every query
     competed with the loads for the processor (issue 36 M4: the legitimate mix ran past half the time limit,
     and its clients were held as heavy); one at a time, the first worker answers from memory after one load,
-    and the loads take at most one core. A replacement for a killed worker waits its turn too."""
+    and the loads take at most one core. A replacement for a killed worker waits its turn too. The loading thread
+    runs at a lower priority (SERVE_LOAD_NICE): the queries answered meanwhile go first (decision 0052)."""
 
     def __init__(self, disk: Any, graph: Path, lock: Path | None = None) -> None:
         self.store = disk
@@ -170,6 +172,8 @@ class Warming:
         import time
 
         try:
+            with contextlib.suppress(OSError, AttributeError):  # Linux: this thread yields the processor to the queries
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SERVE_LOAD_NICE)
             with contextlib.ExitStack() as held:
                 if lock is not None:
                     turn = held.enter_context(lock.open("ab"))
