@@ -561,3 +561,16 @@ def test_list_segments_cut_at_the_commas_outside_parentheses(sentence: str) -> N
 
     bounds = [-1, *(m.start() for m in re.finditer(r",(?![^()]*\))", sentence)), len(sentence)]
     assert _segments(sentence)[0] == tuple((bounds[k] + 1, bounds[k + 1]) for k in range(len(bounds) - 1))
+
+
+def test_builds_in_one_process_share_one_extractor_per_scheme_and_threshold():
+    """make_extractor keeps its extractors: the second build on a scheme pays no matcher set-up (decision 0054)."""
+    from kg.extract import make_extractor
+
+    sch = scheme_.load([SCHEME])
+    first = make_extractor("phrase", sch)
+    assert make_extractor("phrase", scheme_.load([SCHEME])) is first
+    other = make_extractor("phrase", sch, threshold=0.5)
+    assert other is not first and other.threshold == 0.5
+    text = "We propose offline reinforcement learning with diffusion models."
+    assert first([Paper("p", text)]) == PhraseExtractor(sch)([Paper("p", text)])  # the kept one answers as a new one
