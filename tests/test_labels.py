@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from spacy.attrs import NORM, ORTH
 
-from kg.extract import labels, matcher
+from kg.extract import labels, lexicon, matcher
 from kg.extract import scheme as scheme_
 from kg.extract.matcher import make_matchers, make_nlp
 
@@ -99,7 +99,7 @@ def test_the_lemma_dict_answers_as_spacys_lookup_table() -> None:
     from spacy.lookups import load_lookups
 
     table = load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
-    lemmas = matcher._lemmas()
+    lemmas = lexicon.lemmas()
     assert len(lemmas) == len(table) > 10000
     assert all(table.get(word) == lemma for word, lemma in lemmas.items())
-    assert [matcher._norm(w) for w in ("Models", "processes", "bias", "learned", "GANs")] == ["model", "process", "bias", "learned", "gans"]  # only words the table knows
+    assert [lexicon.norm(w) for w in ("Models", "processes", "bias", "learned", "GANs")] == ["model", "process", "bias", "learned", "gans"]  # only words the table knows
