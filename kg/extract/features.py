@@ -42,7 +42,6 @@ FEATURES: tuple[str, ...] = (
     "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
-    "composed_only",  # every mention is in parts: a broader concept's mention with the words a narrower label adds
 )
 
 
@@ -77,8 +76,8 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case, composed (kg.extract.composed).
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool, bool]
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
 
 
 def candidate_rows(
@@ -134,7 +133,6 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
-            float(n > 0 and all(m[9] for m in ms)),
         ])
     return concepts, rows
 

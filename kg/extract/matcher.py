@@ -12,7 +12,6 @@ from typing import Sequence
 from kg.extract import acronyms, contributions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
-from kg.extract.composed import Composer
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
@@ -217,7 +216,6 @@ class PhraseExtractor:
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.senses = SenseMatcher(self.nlp, scheme)
-        self.composer = Composer(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -296,13 +294,10 @@ class PhraseExtractor:
                     own = {d.short_start for d in defs}
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
         kept = _same_item_once(_longest_first(spans), text)
-        composed = self.composer.spans(doc, kept)
-        if composed:
-            kept = sorted(kept + composed, key=lambda s: (s[1], s[0]))
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        notes = tuple((*k, *d, k in exact, k in composed) for k, d in zip(kept, ctx.describe(kept, text)))
+        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_spans = (
             self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, self.cues(title_doc)), title_doc.text, docs)
