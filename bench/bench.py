@@ -110,7 +110,13 @@ def tokenizer(corpus: Path) -> dict:
 
 def run_process(cmd: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB, the largest of the process and its children) and stdout of a command."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    wall, _, peak, stdout = run_measured(cmd)
+    return wall, peak, stdout
+
+
+def run_measured(cmd: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of a command (`env_extra`: more variables)."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env_extra or {})}
     # Output goes to files, not pipes: a pipe would fill up and block the child while we wait for it.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
@@ -122,7 +128,7 @@ def run_process(cmd: list[str]) -> tuple[float, float, str]:
         stdout, stderr = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{stderr}{stdout}")
-    return wall, usage.ru_maxrss / 1024, stdout
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
 def child(kind: str, *args: str) -> dict:
