@@ -114,13 +114,14 @@ def run_process(cmd: list[str]) -> tuple[float, float, str]:
     return wall, peak, stdout
 
 
-def run_measured(cmd: list[str], env_extra: dict[str, str] | None = None) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of a command (`env_extra`: more variables)."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env_extra or {})}
+def run_measured(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of a command run in `cwd` (`python -m kg`
+    there runs that folder's kg)."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
     # Output goes to files, not pipes: a pipe would fill up and block the child while we wait for it.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)

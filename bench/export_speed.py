@@ -10,7 +10,7 @@ process's wall time, its ratio to the build of the same round, its peak RSS, and
 written, then checks that the JSON-LD parses back (pyoxigraph) to as many triples as the graph holds.
 
 `--graph` exports a graph already built (no build, ratios to the first source); `--tables` the three CSV tables
-only; `--source DIR` (repeatable) runs kg from that source tree (PYTHONPATH), e.g. a `git archive` of another commit,
+only; `--source DIR` (repeatable) runs kg from that source tree (`python -m kg` in it), e.g. a `git archive` of another commit,
 the sources alternating within each round, and checks that each table's bytes are the same from every source.
 """
 
@@ -67,7 +67,7 @@ def main() -> None:
             firsts: float | None = reference
             for source in sources:
                 target = d / f"{source.name}-{name}"
-                wall, cpu, peak, out = run_measured([*KG, "export", str(graph), "-o", str(target), *extra], {"PYTHONPATH": str(source)})
+                wall, cpu, peak, out = run_measured([*KG, "export", str(graph), "-o", str(target), *extra], source)
                 firsts = firsts or cpu
                 outputs.setdefault(name, set()).add(target.read_bytes() if name.endswith(".csv") else b"")
                 written = re.search(r"\(([\d,]+ \w+)\)", out)
