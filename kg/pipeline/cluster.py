@@ -72,7 +72,7 @@ _LOCK = threading.Lock()
 def _extractor(options: Options) -> extract.Extractor:
     """The worker's extractor, built on first use in each worker process and kept (`options`: with absolute paths, never
     the built objects)."""
-    run = extract.make_extractor(options.extractor, options.scheme(), options.threshold, options.model)
+    run = extract.make_extractor(options.scheme(), options.threshold, options.model)
     if not getattr(run, "per_paper", False):
         raise UsageError(
             "this scheme has concepts without corpus rates, so a paper's scores depend on the whole corpus: "
