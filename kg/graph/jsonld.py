@@ -1,5 +1,7 @@
-"""kg's one JSON-LD writer: readable, streamed, and read back as the triples written (kg.graph.files.write calls it
-for every JSON-LD file kg writes: `kg build -o x.jsonld`, `kg.write`, `kg export`)."""
+"""kg's one JSON-LD writer: readable, streamed, and read back as the triples written.
+
+kg.graph.files.write calls it for every JSON-LD file kg writes: `kg build -o x.jsonld`, `kg.write`, `kg export`.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The one time limit of a query: one `Deadline`, started once per query, that every engine reads; and running a piece
-of work so that Ctrl-C stops the wait at once and the limit can give it up.
+"""The one time limit of a query: a `Deadline` started once per query that every engine holds, and work waited for aside.
+
+`with_deadline` runs a piece of work so that Ctrl-C stops the wait at once and the limit can give it up.
 
 `start` is how every query kg runs reads its time limit (`kg query`, `kg.query()`, `--endpoint`, `kg render --query`):
 seconds, with None or 0 meaning no limit; QUERY_TIMEOUT (kg.core.defaults) is the one default. The query's Deadline
