@@ -68,7 +68,7 @@ def stages(corpus: Path, workdir: Path) -> dict:
     out["read"] = time.perf_counter() - t
     t = time.perf_counter()
     scheme = scheme_.load(scheme_.default_scheme_files())
-    run = extract.make_extractor("phrase", scheme)
+    run = extract.make_extractor(scheme)
     out["extractor set-up"] = time.perf_counter() - t
     t = time.perf_counter()
     extractions = parallel.extract(run, papers)
@@ -110,11 +110,18 @@ def tokenizer(corpus: Path) -> dict:
 
 def run_process(cmd: list[str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB, the largest of the process and its children) and stdout of a command."""
+    wall, _, peak, stdout = run_measured(cmd)
+    return wall, peak, stdout
+
+
+def run_measured(cmd: list[str], cwd: Path = ROOT) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of a command run in `cwd` (`python -m kg`
+    there runs that folder's kg)."""
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
     # Output goes to files, not pipes: a pipe would fill up and block the child while we wait for it.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -122,7 +129,7 @@ def run_process(cmd: list[str]) -> tuple[float, float, str]:
         stdout, stderr = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{stderr}{stdout}")
-    return wall, usage.ru_maxrss / 1024, stdout
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
 def child(kind: str, *args: str) -> dict:

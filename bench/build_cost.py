@@ -74,7 +74,7 @@ def stages(corpus: Path, workdir: Path) -> dict:
     out["read"] = time.perf_counter() - t
     t = time.perf_counter()
     scheme = scheme_.load(scheme_.default_scheme_files())
-    run = extract.make_extractor("phrase", scheme)
+    run = extract.make_extractor(scheme)
     out["extractor set-up"] = time.perf_counter() - t
     t = time.perf_counter()
     extractions = tuple(parallel.extract(run, papers))

@@ -238,3 +238,12 @@ def test_csv_labels_are_the_labels_every_other_reader_gives(tmp_path: Path) -> N
     papers = tmp_path / "papers.csv"
     assert CliRunner().invoke(cli, ["export", str(graph), "-o", str(papers), "--table", "papers"]).exit_code == 0
     assert read_csv(papers)[0]["subjects"].split("; ") == sorted(facts.concepts.values())
+
+
+def test_a_graph_written_as_json_ld_is_what_kg_export_writes(sample_built: Any, tmp_path: Path) -> None:
+    """One JSON-LD writer (kg.graph.jsonld): `kg build -o x.jsonld` and `kg.write` wrote pyoxigraph's JSON-LD, with no
+    @context, where `kg export` wrote kg's compact form."""
+    written = kg.write(sample_built, tmp_path / "g.jsonld")
+    exported = kg.export(kg.write(sample_built, tmp_path / "g.nt"), tmp_path / "e.jsonld")
+    assert written.read_bytes() == exported.read_bytes()
+    assert json.loads(written.read_bytes())["@context"]["paper"] == "https://w3id.org/kg/paper/"

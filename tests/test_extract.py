@@ -568,9 +568,9 @@ def test_builds_in_one_process_share_one_extractor_per_scheme_and_threshold():
     from kg.extract import make_extractor
 
     sch = scheme_.load([SCHEME])
-    first = make_extractor("phrase", sch)
-    assert make_extractor("phrase", scheme_.load([SCHEME])) is first
-    other = make_extractor("phrase", sch, threshold=0.5)
+    first = make_extractor(sch)
+    assert make_extractor(scheme_.load([SCHEME])) is first
+    other = make_extractor(sch, threshold=0.5)
     assert other is not first and other.threshold == 0.5
     text = "We propose offline reinforcement learning with diffusion models."
     assert first([Paper("p", text)]) == PhraseExtractor(sch)([Paper("p", text)])  # the kept one answers as a new one

@@ -428,5 +428,5 @@ def test_the_sql_path_stops_at_its_time_limit(sample_ttl: Path) -> None:
     assert index is not None
     q = resolve("co-occurrence")
     with pytest.raises(kg.QueryError, match=r"query 'co-occurrence' did not finish in 1e-09 s"):
-        run_on(Index(index, timeout=1e-9), q, {})
-    assert len(run_on(Index(index, timeout=60), q, {}).rows) > 0
+        run_on(Index(index), q, {}, timeout=1e-9)
+    assert len(run_on(Index(index), q, {}, timeout=60).rows) > 0

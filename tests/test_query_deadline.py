@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from kg.cli import cli
 from kg.core.errors import QueryError
-from kg.sparql.deadline import given_up_running, with_deadline
+from kg.sparql.deadline import given_up_running, start, with_deadline
 from kg.sparql.store import ensure_store
 
 RUNAWAY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # hours on any real graph
@@ -38,13 +38,13 @@ def test_timeout_gives_up_a_runaway_query(sample_ttl: Path, tmp_path: Path) -> N
 
 def test_given_up_work_is_known_until_it_ends() -> None:
     with pytest.raises(QueryError, match="did not finish in 0.1 s"):
-        with_deadline(lambda: time.sleep(1.0), 0.1, "sleeper")
+        with_deadline(lambda: time.sleep(1.0), start(0.1, "sleeper"))
     assert given_up_running()  # the command-line entry point ends the process at once while this holds
     deadline = time.monotonic() + 5
     while given_up_running() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not given_up_running()
-    assert with_deadline(lambda: 42, 1.0, "quick") == 42 and not given_up_running()
+    assert with_deadline(lambda: 42, start(1.0, "quick")) == 42 and not given_up_running()
 
 
 def _interrupted(query: Path, graph: Path) -> tuple[int | None, str, str, float]:

@@ -159,7 +159,7 @@ def test_kg_query_and_the_serve_entry_take_the_same_route(mini_ttl: Path, tmp_pa
     routes: list[str] = []
     for kind in ("Index", "Engine"):
         cls = getattr(backends, kind)
-        monkeypatch.setattr(cls, "opened", lambda self, q, _real=cls.opened, _kind=kind: (routes.append(_kind), _real(self, q))[1])
+        monkeypatch.setattr(cls, "opened", lambda self, q, deadline, _real=cls.opened, _kind=kind: (routes.append(_kind), _real(self, q, deadline))[1])
     via_query = kg.query(query, params, graph=mini_ttl)
     q = from_text(query) if "\n" in query else resolve(query)
     db = index_file.connect(index_file.index_path(mini_ttl))

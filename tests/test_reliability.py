@@ -125,7 +125,7 @@ def test_skip_bad_with_nothing_left_fails(runner: CliRunner) -> None:
 @pytest.fixture()
 def poisoned_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real extractor, except that it crashes on any abstract containing 'POISON'."""
-    real = kg.extract.EXTRACTORS["phrase"]
+    real = kg.extract.PhraseExtractor
 
     def factory(scheme: Any, threshold: float | None, model: Any = None) -> Any:
         inner = real(scheme, threshold, model)
@@ -137,7 +137,7 @@ def poisoned_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return run
 
-    monkeypatch.setitem(kg.extract.EXTRACTORS, "phrase", factory)
+    monkeypatch.setattr(kg.extract, "PhraseExtractor", factory)
 
 
 def test_a_crash_inside_extraction_names_the_record(runner: CliRunner, previous: dict[str, bytes], poisoned_extractor: None) -> None:

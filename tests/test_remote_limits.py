@@ -63,7 +63,7 @@ def test_an_answer_without_end_is_cut_at_the_size_cap(endless: str, monkeypatch:
 
 def test_an_answer_sent_a_byte_at_a_time_stops_at_the_time_limit(endless: str) -> None:
     started = time.monotonic()
-    with pytest.raises(KgError, match=r"took more than 0.4 s to send its answer"):
+    with pytest.raises(KgError, match=r"did not finish in 0.4 s"):
         kg.query("SELECT * WHERE { ?s ?p ?o }", endpoint=f"{endless}/trickle", timeout=0.4)
     assert time.monotonic() - started < 3
 

@@ -85,11 +85,11 @@ def test_ctrl_c_ends_a_store_build_at_once(tmp_path: Path) -> None:
     script = tmp_path / "work.py"
     script.write_text(
         "import os, select, sys\n"
-        "from kg.sparql.deadline import with_deadline\n"
+        "from kg.sparql.deadline import started, with_deadline\n"
         "r, w = os.pipe()\n"
         "print('started', flush=True)\n"
         "try:\n"
-        "    with_deadline(lambda: select.select([r], [], [], 60), None, 'load')\n"
+        "    with_deadline(lambda: select.select([r], [], [], 60), started(None, 'load'))\n"
         "except KeyboardInterrupt:\n"
         "    sys.exit(130)\n"
     )

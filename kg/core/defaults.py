@@ -15,6 +15,13 @@ GRAPH_DIR = Path("graphs")  # where `kg build` writes when no -o is given
 GRAPH = GRAPH_DIR / f"{SAMPLE_NAME}.ttl"  # the graph `kg query`, `kg serve` and `kg eval` read when none is named
 BASE = "https://w3id.org/kg/"  # --base: the IRI folder of papers, annotations, authors, venues
 BUILD_JOBS = 1
+# Input limits, in characters after white space is folded. A long abstract is ~2,000 characters and a whole paper
+# ~60,000; 200,000 leaves room for anything abstract-like, and builds in under a second (measured: 0.9 s; a 1 MB
+# text takes 2.5 s and 25k annotations).
+MAX_ABSTRACT = 200_000
+MAX_ID = 256  # ids end up in every IRI of the paper's annotations
+MAX_FIELD = 2_000  # titles, author names, venues
+CLUSTER_BLOCKSIZE = 8 << 20  # bytes of JSONL a partition: ~6,500 papers, a few seconds of extraction on one core
 QUERY_TIMEOUT = 60.0
 PUSH_TIMEOUT = 300.0
 PUSH_BATCH = 20_000
@@ -33,6 +40,7 @@ SERVE_HOST = "127.0.0.1"
 SERVE_PORT = 8000
 SERVE_TIMEOUT = 10.0
 SERVE_MAX_ROWS = 10_000
+SERVE_PAGE_ROWS = 100
 SERVE_WORKERS = 2
 SERVE_MAX_MB = 16
 SERVE_MAX_BYTES = SERVE_MAX_MB << 20
@@ -65,6 +73,10 @@ class Setting:
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("BUILD_JOBS", BUILD_JOBS, "Worker processes for extraction while the graph is written (same output for any number; "
                                       "faster only with idle cores)."),
+    Setting("MAX_ABSTRACT", MAX_ABSTRACT, "Characters of an abstract at most; a longer record is refused (or skipped with --skip-bad)."),
+    Setting("MAX_ID", MAX_ID, "Characters of a paper's id at most (ids go into every IRI of its annotations)."),
+    Setting("MAX_FIELD", MAX_FIELD, "Characters of a title, author name or venue at most."),
+    Setting("CLUSTER_BLOCKSIZE", CLUSTER_BLOCKSIZE, "Bytes of JSONL input one partition of a cluster build reads (`kg.pipeline.cluster.build`)."),
     Setting("QUERY_TIMEOUT", QUERY_TIMEOUT, "Seconds a query may run, on a graph file or an endpoint (0 = no limit)."),
     Setting("PUSH_TIMEOUT", PUSH_TIMEOUT, "Seconds one `kg push` request may take (0 = no limit)."),
     Setting("PUSH_BATCH", PUSH_BATCH, "Triples per INSERT DATA request of `kg push`: about 2-3 MB of N-Triples."),
@@ -84,6 +96,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("SERVE_PORT", SERVE_PORT, "Port (0 picks a free one)."),
     Setting("SERVE_TIMEOUT", SERVE_TIMEOUT, "Seconds a query on `kg serve` may run."),
     Setting("SERVE_MAX_ROWS", SERVE_MAX_ROWS, "Rows returned at most per query."),
+    Setting("SERVE_PAGE_ROWS", SERVE_PAGE_ROWS, "Rows of one HTML page of `kg serve`'s answers (the files hold every row)."),
     Setting("SERVE_WORKERS", SERVE_WORKERS, "Query worker processes."),
     Setting("SERVE_MAX_MB", SERVE_MAX_MB, "Megabytes of one response at most (rows past it are cut, as with --max-rows)."),
     Setting("SERVE_MAX_REQUEST_BYTES", SERVE_MAX_REQUEST_BYTES, "Bytes of a query text at most; a longer one is refused (413)."),

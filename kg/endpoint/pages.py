@@ -6,6 +6,8 @@ import html
 import urllib.parse
 from typing import Any
 
+from kg.core.defaults import SERVE_PAGE_ROWS
+
 
 def query_form(text: str) -> str:
     """The query box, holding `text`, with the prefixes it may use without declaring them."""
@@ -19,7 +21,6 @@ def query_form(text: str) -> str:
             f"<p class='prefixes'>Declared for you (no PREFIX needed): {declared}</p>")
 
 
-PAGE_ROWS = 100  # rows per HTML page; the files (CSV, JSON, …) hold every row
 
 
 def offset_of(args: dict) -> int:
@@ -35,15 +36,15 @@ def one_page(results: Any, job: dict) -> tuple[Any, str]:
     from dataclasses import replace
 
     total, start = len(results.rows), min(job.get("offset") or 0, max(len(results.rows) - 1, 0))
-    if total <= PAGE_ROWS:
+    if total <= SERVE_PAGE_ROWS:
         return results, ""
     base = self_url(job)
-    nav = [f"rows {start + 1:,}–{min(start + PAGE_ROWS, total):,} of {total:,}"]
+    nav = [f"rows {start + 1:,}–{min(start + SERVE_PAGE_ROWS, total):,} of {total:,}"]
     if start > 0:
-        nav.append(f"<a href='{html.escape(base + 'offset=' + str(max(0, start - PAGE_ROWS)) + '&format=html')}'>previous</a>")
-    if start + PAGE_ROWS < total:
-        nav.append(f"<a href='{html.escape(base + 'offset=' + str(start + PAGE_ROWS) + '&format=html')}'>next</a>")
-    return replace(results, rows=results.rows[start : start + PAGE_ROWS]), f"<p class='pages'>{' · '.join(nav)}</p>"
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(max(0, start - SERVE_PAGE_ROWS)) + '&format=html')}'>previous</a>")
+    if start + SERVE_PAGE_ROWS < total:
+        nav.append(f"<a href='{html.escape(base + 'offset=' + str(start + SERVE_PAGE_ROWS) + '&format=html')}'>next</a>")
+    return replace(results, rows=results.rows[start : start + SERVE_PAGE_ROWS]), f"<p class='pages'>{' · '.join(nav)}</p>"
 
 
 def self_url(job: dict) -> str:

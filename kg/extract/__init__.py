@@ -7,20 +7,19 @@ text; salience: which concepts a paper is about; contributions: the methods it p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 from kg.core.errors import UsageError
 from kg.extract.matcher import PhraseExtractor, make_matchers, make_nlp
 from kg.extract.records import Extraction, Extractor, Link, Mention, Method
 from kg.extract.scheme import Scheme
 
-EXTRACTORS: dict[str, Callable[..., Extractor]] = {"phrase": PhraseExtractor}
 KEPT_EXTRACTORS = 2  # extractors kept per process: one for the shipped scheme, one for a user's
 _kept: dict[tuple, tuple[Scheme, Extractor]] = {}  # key -> (the scheme, kept alive so its id stays its own; the extractor)
 
 
-def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, model: str | Path | None = None) -> Extractor:
-    """Build the registered extractor `name` for a scheme, scoring with `model` (None: the shipped scorer).
+def make_extractor(scheme: Scheme, threshold: float | None = None, model: str | Path | None = None) -> Extractor:
+    """Build the extractor (kg.extract.matcher.PhraseExtractor, the one kg has) for a scheme, scoring with `model`
+    (None: the shipped scorer).
 
     `threshold` None uses the model's own threshold (the one that maximised F1 where it was fitted).
     An extractor holds no state between calls, so the last few made are kept and handed out again: the scheme's
@@ -29,10 +28,7 @@ def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, mo
     """
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1):  # nan fails too
         raise UsageError(f"threshold {threshold!r} must be a number from 0 to 1 (the probability a subject link needs)")
-    try:
-        factory = EXTRACTORS[name]
-    except KeyError:
-        raise UsageError(f"unknown extractor {name!r} (available: {', '.join(sorted(EXTRACTORS))})") from None
+    factory = PhraseExtractor
     path = Path(model).resolve() if model is not None else None
     key = (factory, id(scheme), threshold, path)
     if key not in _kept:
@@ -43,7 +39,6 @@ def make_extractor(name: str, scheme: Scheme, threshold: float | None = None, mo
 
 
 __all__ = [
-    "EXTRACTORS",
     "Extraction",
     "Extractor",
     "Link",

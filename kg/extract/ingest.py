@@ -12,13 +12,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from kg.core.defaults import MAX_ABSTRACT as MAX_ABSTRACT
+from kg.core.defaults import MAX_FIELD as MAX_FIELD
+from kg.core.defaults import MAX_ID as MAX_ID
 from kg.core.errors import InputError
 from kg.extract import dedup
 from kg.extract.formats import parse as parse_any
 from kg.extract.formats import reader
-from kg.extract.formats.fields import MAX_ABSTRACT as MAX_ABSTRACT
-from kg.extract.formats.fields import MAX_FIELD as MAX_FIELD
-from kg.extract.formats.fields import MAX_ID as MAX_ID
 from kg.extract.formats.fields import Notice
 from kg.extract.formats.fields import Paper as Paper
 from kg.extract.formats.fields import content_id as content_id

@@ -2,7 +2,9 @@
 
 `read_facts` makes one pass over a graph's triples (a file, a kg.Built, or any triples) and keeps
 what analysis, reports, exports, pages (kg.views.scene), evaluation and updates need, as strings, so every
-command shows the same figures: one paper count and one area (`Facts.area`) per concept. The hierarchy walk
+command shows the same figures: one paper count and one area (`Facts.area`) per concept. Asked for
+`evidence`, it also keeps every evidence span of every link with the link's score as written (the CSV tables,
+kg.views.tables); other readers do without them, which spares the memory of one span per annotation. The hierarchy walk
 (`closure`: skos:broader*, reflexive, cycles allowed) and the pair counts (`pair_counts`: the
 resources about both of two concepts, the pair ordered by the string of its IRIs) are the ones the
 named queries define; every module that needs them uses these.
@@ -18,10 +20,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import AbstractSet, Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
-from kg.graph.vocabulary import DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS
+from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS
 
 T = TypeVar("T", bound=Hashable)
 Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" for the abstract)
+Span = tuple[str, int, int, str]  # an evidence span: its field ("title" or "abstract"), start, end, exact
 
 # The values the pages show (English or untagged literals, and IRIs), by node and predicate.
 SHOWN = frozenset({RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
@@ -57,6 +60,14 @@ def pair_counts(groups: Iterable[Iterable[T]], key: Callable[[T], Any] = lambda 
     return pairs
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """A (paper, concept) link's evidence: its kg:score as written (the first annotation's), and every span quoted."""
+
+    score: str
+    spans: tuple[Span, ...]
+
+
 def digest(abstract: str) -> str:
     """The content hash that tells an unchanged paper from a changed one (kg.graph.stamp)."""
     return hashlib.sha256(abstract.encode("utf-8")).hexdigest()
@@ -88,6 +99,8 @@ class Facts:
     types: Mapping[str, AbstractSet[str]] = field(default_factory=dict)  # node -> its rdf:types (but UNSHOWN_TYPES)
     values: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)  # node -> SHOWN predicate -> values
     first_mentions: dict[tuple[str, str], Mention] = field(default_factory=dict)  # (paper, concept) -> first mention
+    dois: dict[str, str] = field(default_factory=dict)  # resource -> bibo:doi
+    evidence: dict[tuple[str, str], Evidence] = field(default_factory=dict)  # (paper, concept) -> spans, when read with them
 
     def first(self, node: str, *predicates: str) -> str | None:
         """The first value of the first of `predicates` that `node` has (the least, when it has several)."""
@@ -169,21 +182,23 @@ class Facts:
         return pair_counts(self.concepts_of().values())
 
 
-def read_facts(graph: Any) -> Facts:
-    """Read a graph (a Facts, a Built, a path to an RDF file, or pyoxigraph triples) into Facts."""
+def read_facts(graph: Any, *, evidence: bool = False) -> Facts:
+    """Read a graph (a Facts, a Built, a path to an RDF file or shard folder, or pyoxigraph triples) into Facts;
+    `evidence`: with every evidence span (`Facts.evidence`)."""
     if isinstance(graph, Facts):
         return graph
     if isinstance(graph, (str, Path)):
         from kg.graph.files import parse
 
-        return of_triples(parse(graph))
+        return of_triples(parse(graph), evidence=evidence)
     if callable(getattr(graph, "triples", None)):
-        return of_triples(graph.triples())  # a kg.Built
-    return of_triples(graph)
+        return of_triples(graph.triples(), evidence=evidence)  # a kg.Built
+    return of_triples(graph, evidence=evidence)
 
 
-def of_triples(triples: Iterable) -> Facts:
-    """The facts of a stream of triples (or quads), in one pass (blank nodes keyed `_:id`)."""
+def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
+    """The facts of a stream of triples (or quads), in one pass (blank nodes keyed `_:id`); `evidence`: with every
+    evidence span (`Facts.evidence`)."""
     from pyoxigraph import BlankNode
 
     papers: dict[str, str] = {}
@@ -194,12 +209,13 @@ def of_triples(triples: Iterable) -> Facts:
     prefs: dict[str, set[str]] = {}
     broader: dict[str, list[str]] = {}
     subjects: set[tuple[str, str]] = set()
-    ann: dict[str, dict[int, Any]] = {p: {} for p in _ANNOTATION}
+    ann: dict[str, dict[int, Any]] = {p: {} for p in (*_ANNOTATION, OA + "end")} if evidence else {p: {} for p in _ANNOTATION}
     selectors: dict[int, list[int]] = {}  # a target's selectors, by hashes of their IRIs (see ann)
     pagerank: dict[str, float] = {}
     members: list[tuple[str, str]] = []
     abstracts: dict[str, str] = {}
     identifiers: dict[str, str] = {}
+    dois: dict[str, str] = {}
     builds: list[str] = []
     types: dict[str, set[str]] = {}
     values: dict[str, dict[str, list[str]]] = {}
@@ -209,9 +225,9 @@ def of_triples(triples: Iterable) -> Facts:
     paper_type, concept_type, activity_type = FABIO + "ResearchPaper", SKOS + "Concept", PROV + "Activity"
     top_of, has_top, rdfs_label, pref_label, alt_label = SKOS + "topConceptOf", SKOS + "hasTopConcept", RDFS + "label", SKOS + "prefLabel", SKOS + "altLabel"
     abstract, identifier, year = DCTERMS + "abstract", DCTERMS + "identifier", FABIO + "hasPublicationYear"
-    rank, member, version = KG + "pagerank", KG + "member", KG + "schemeVersion"
+    rank, member, version, doi = KG + "pagerank", KG + "member", KG + "schemeVersion", BIBO + "doi"
     read = {has_selector, rdf_type, subject, skos_broader, top_of, has_top, rdfs_label, pref_label, alt_label, abstract,
-            identifier, year, rank, member, version, *SHOWN}
+            identifier, year, rank, member, version, doi, *SHOWN}
     has_target, exact = OA + "hasTarget", OA + "exact"
     shared: dict[str, str] = {}
     for t in triples:
@@ -278,9 +294,11 @@ def of_triples(triples: Iterable) -> Facts:
             members.append((s, value))
         elif p == version:
             versions.add(value)
+        elif p == doi:
+            dois[s] = value
         if p in SHOWN and _english(o):
             values.setdefault(s, {}).setdefault(p, []).append(value)
-    scores, mentions, first_mentions = _annotations(ann, selectors)
+    scores, mentions, first_mentions, spans = _annotations(ann, selectors)
     for paper, concept in subjects:
         papers.setdefault(paper, "")
         pref.setdefault(concept, set())
@@ -308,6 +326,8 @@ def of_triples(triples: Iterable) -> Facts:
         types=types,
         values=values,
         first_mentions=first_mentions,
+        dois=dois,
+        evidence=spans,
     )
 
 
@@ -316,12 +336,15 @@ _ANNOTATION = (OA + "hasBody", OA + "hasTarget", OA + "hasSource", KG + "score",
 
 def _annotations(
     ann: dict[str, dict[int, Any]], selectors: dict[int, list[int]]
-) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[tuple[str, str], Mention]]:
-    """Per (paper, concept) from the oa:Annotations: the best score, the number of annotations, the first mention.
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[tuple[str, str], Mention], dict[tuple[str, str], Evidence]]:
+    """Per (paper, concept) from the oa:Annotations: the best score, the number of annotations, the first mention,
+    and, when `ann` holds the selectors' ends (read with evidence), the evidence: every span, sorted.
 
     A mention of the abstract comes before one of the title (kg:onProperty), which is the evidence
     only of a concept that the title alone names.
     """
+    end_of = ann.get(OA + "end")
+    quoted: dict[tuple[str, str], tuple[str, list[Span]]] = {}
     body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
     source, start_of, exact_of, on_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"], ann[KG + "onProperty"]
     scores: dict[tuple[str, str], float] = {}
@@ -336,6 +359,13 @@ def _annotations(
         if a in score_of:
             scores[key] = max(scores.get(key, float("-inf")), float(score_of[a]))
         sels = selectors.get(target, ())
+        if end_of is not None:
+            link = quoted.setdefault(key, (score_of.get(a, ""), []))
+            start = next((start_of[q] for q in sels if q in start_of), None)
+            end = next((end_of[q] for q in sels if q in end_of), None)
+            if start is not None and end is not None:
+                where = "title" if on_of.get(target, "") == DCTERMS + "title" else "abstract"
+                link[1].append((where, int(start), int(end), next((exact_of[q] for q in sels if q in exact_of), "")))
         starts = [int(start_of[q]) for q in sels if q in start_of]
         if starts:
             exacts = [exact_of[q] for q in sels if q in exact_of]
@@ -343,7 +373,8 @@ def _annotations(
             old = first.get(key)
             if old is None or (mention[2], mention[0], mention[1]) < (old[2], old[0], old[1]):
                 first[key] = mention
-    return scores, dict(mentions), first
+    evidence = {key: Evidence(score, tuple(sorted(spans))) for key, (score, spans) in quoted.items()}
+    return scores, dict(mentions), first, evidence
 
 
 def _english(term: Any) -> bool:

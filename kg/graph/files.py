@@ -60,6 +60,10 @@ def write(triples_: Iterable, stream: IO[bytes], fmt: str = "ttl", *, ns: Namesp
 def _write(triples_: Iterable, stream: IO[bytes], rdf_format, ns: Namespaces) -> None:  # rdf_format: pyoxigraph.RdfFormat
     import pyoxigraph as ox
 
+    if rdf_format == ox.RdfFormat.JSON_LD:
+        from kg.graph.jsonld import write_jsonld
+
+        return write_jsonld(triples_, stream, ns)
     items: Iterable = triples_
     if rdf_format.supports_datasets:
         items = (ox.Quad(t.subject, t.predicate, t.object) for t in triples_)

@@ -60,7 +60,6 @@ def build(
     *,
     schemes: Sequence[str | Path] = (),
     default_scheme: bool = True,
-    extractor: str = "phrase",
     threshold: float | None = None,
     model: str | Path | None = None,
     base: str = DEFAULT_BASE,
@@ -79,7 +78,7 @@ def build(
     papers an expert file lists out of a larger file). `venue` and `year` go to papers without one; records of the same
     paper under other ids (DOI, arXiv id, title and first author, abstract) are kept once unless `keep_duplicates`.
     """
-    options = Options.of(schemes, model, default_scheme=default_scheme, extractor=extractor, threshold=threshold, base=base,
+    options = Options.of(schemes, model, default_scheme=default_scheme, threshold=threshold, base=base,
                          skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)
     return build_with(inputs, options, jobs=jobs, progress=progress, ids=ids)
 
@@ -103,7 +102,7 @@ def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: i
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
     with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
-        run = extract.make_extractor(options.extractor, scheme, options.threshold, options.model)
+        run = extract.make_extractor(scheme, options.threshold, options.model)
     papers: tuple[ingest.Paper, ...]
     extractions: Sequence[extract.Extraction]
     problems: tuple[str, ...]

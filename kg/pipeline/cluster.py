@@ -32,6 +32,7 @@ from typing import Any
 
 from kg import extract
 from kg.core import progress as progress_
+from kg.core.defaults import CLUSTER_BLOCKSIZE
 from kg.core.defaults import VERSION as __version__
 from kg.core.errors import InputError, UsageError
 from kg.extract import ingest
@@ -41,7 +42,7 @@ from kg.graph.handle import GraphFile, Writing, refuse_overwrite
 from kg.pipeline import plan as plan_
 from kg.pipeline import shard_folder, triples
 from kg.pipeline.build import _extract, sample_inputs
-from kg.pipeline.partitions import BLOCKSIZE, Part, Scanned, plan, records, scan, shifted
+from kg.pipeline.partitions import Part, Scanned, plan, records, scan, shifted
 from kg.pipeline.plan import Options
 
 
@@ -72,7 +73,7 @@ _LOCK = threading.Lock()
 def _extractor(options: Options) -> extract.Extractor:
     """The worker's extractor, built on first use in each worker process and kept (`options`: with absolute paths, never
     the built objects)."""
-    run = extract.make_extractor(options.extractor, options.scheme(), options.threshold, options.model)
+    run = extract.make_extractor(options.scheme(), options.threshold, options.model)
     if not getattr(run, "per_paper", False):
         raise UsageError(
             "this scheme has concepts without corpus rates, so a paper's scores depend on the whole corpus: "
@@ -212,7 +213,7 @@ def _build(
     writing: Writing,
     scheduler: Any = None,
     workers: int = 2,
-    blocksize: int = BLOCKSIZE,
+    blocksize: int = CLUSTER_BLOCKSIZE,
     progress: bool | None = None,
     update: bool = False,
 ) -> Sharded:

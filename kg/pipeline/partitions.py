@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kg.core.defaults import CLUSTER_BLOCKSIZE
 from kg.core.errors import InputError
 from kg.extract import ingest
 
-BLOCKSIZE = 8 << 20  # bytes of JSONL a partition: ~6,500 papers, a few seconds of extraction on one core
 SPLITTABLE = (".jsonl", ".ndjson")
 
 
@@ -40,7 +40,7 @@ class Scanned:
     problems: tuple[str, ...]  # InputError messages, their line numbers counted from the partition's first
 
 
-def plan(urls: list[str], blocksize: int = BLOCKSIZE) -> list[Part]:
+def plan(urls: list[str], blocksize: int = CLUSTER_BLOCKSIZE) -> list[Part]:
     """The partitions of the inputs, in order; InputError naming a missing input."""
     import fsspec
 

@@ -27,7 +27,6 @@ class Options:
 
     schemes: tuple[Path, ...] = ()
     default_scheme: bool = True
-    extractor: str = "phrase"
     threshold: float | None = None
     model: Path | None = None
     base: str = DEFAULT_BASE

@@ -66,7 +66,6 @@ def update(
     output: str | Path | None = None,
     schemes: Sequence[str | Path] = (),
     default_scheme: bool = True,
-    extractor: str = "phrase",
     threshold: float | None = None,
     model: str | Path | None = None,
     base: str = DEFAULT_BASE,
@@ -87,7 +86,7 @@ def update(
     A paper the graph holds under another id (the same DOI or abstract) is not added again unless `keep_duplicates`
     (kg.pipeline.plan).
     """
-    options = Options.of(schemes, model, default_scheme=default_scheme, extractor=extractor, threshold=threshold, base=base,
+    options = Options.of(schemes, model, default_scheme=default_scheme, threshold=threshold, base=base,
                          skip_bad=skip_bad, venue=venue, year=year, keep_duplicates=keep_duplicates)
     return update_with(graph, inputs, options, output=output, jobs=jobs, progress=progress, derived=derived)
 
@@ -137,7 +136,7 @@ def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs
     chosen = set(planned.extract)
     new = [p for p in got.papers if p.id in chosen]
     replaced = {folder + segment for segment in planned.changed.values()}  # a changed paper keeps its IRI
-    run = extract.make_extractor(options.extractor, scheme, options.threshold, options.model)
+    run = extract.make_extractor(scheme, options.threshold, options.model)
     extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
     build = triples.build_node(new, ns)
     added = [

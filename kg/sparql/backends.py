@@ -6,8 +6,9 @@ kg.sparql.run binds a query's parameters once and hands them to one of them:
 - `Engine`: pyoxigraph on a store (kg.sparql.engine), for any query;
 - `Remote`: a SPARQL endpoint (kg.sparql.remote).
 
-A backend is opened for one query (`opened`): it refuses there what it will not run, before any parameter is bound,
-and gives what answers the parameters' look-ups (`lookup`: the internal queries queries/_NAME, which
+A backend is opened for one query and its deadline (`opened`; kg.sparql.deadline: one per query, which the look-ups
+and the query share, each backend stopping there in the one way it can): it refuses there what it will not run,
+before any parameter is bound, and gives what answers the parameters' look-ups (`lookup`: the internal queries queries/_NAME, which
 kg.sparql.catalog.bind asks) and the query itself, its parameters bound as RDF terms (`run`). Terms bound by one
 backend's look-ups are valid in another: an RDF term names the same thing in the index, the engine and a store.
 """
@@ -21,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Protocol
 
-from kg.core.defaults import QUERY_TIMEOUT
 from kg.sparql import engine
 from kg.sparql import index as qindex
 from kg.sparql.catalog import NamedQuery
+from kg.sparql.deadline import Deadline
 from kg.sparql.results import Results, Term
 
 
@@ -41,22 +42,21 @@ class Answering(Protocol):
 
 
 class Backend(Protocol):
-    def opened(self, q: NamedQuery) -> AbstractContextManager[Answering]:
-        """Ready to answer `q` (QueryError for a query this backend will not run), for as long as the block lasts."""
+    def opened(self, q: NamedQuery, deadline: Deadline) -> AbstractContextManager[Answering]:
+        """Ready to answer `q` by `deadline` (QueryError for a query this backend will not run), for as long as the block lasts."""
         ...
 
 
 @dataclass(frozen=True)
 class Index:
     """The graph's fresh query index: the file, or a connection to it that the caller keeps (a kg serve worker's).
-    `timeout`: seconds its SQL may run for one query, look-ups included (None: no limit)."""
+    Its SQL, look-ups included, stops itself at the query's deadline."""
 
     index: Path | sqlite3.Connection
-    timeout: float | None = None
 
     @contextmanager
-    def opened(self, q: NamedQuery) -> Iterator[Answering]:
-        with qindex.reading(self.index, q.name, self.timeout) as db:
+    def opened(self, q: NamedQuery, deadline: Deadline) -> Iterator[Answering]:
+        with qindex.reading(self.index, deadline) as db:
             yield _Sql(db)
 
 
@@ -73,13 +73,13 @@ class _Sql:
 
 @dataclass(frozen=True)
 class Engine:
-    """A pyoxigraph store (the graph's persisted one, or one in memory). Its time limit is the caller's
-    (kg.sparql.deadline): the engine cannot be stopped from inside."""
+    """A pyoxigraph store (the graph's persisted one, or one in memory). The engine cannot be stopped from inside: the
+    caller waits for it on another thread until the deadline (kg.sparql.deadline.with_deadline)."""
 
     store: Any
 
     @contextmanager
-    def opened(self, q: NamedQuery) -> Iterator[Answering]:
+    def opened(self, q: NamedQuery, deadline: Deadline) -> Iterator[Answering]:
         engine.refuse(q)
         yield _Oxigraph(self.store, q.name)
 
@@ -98,31 +98,32 @@ class _Oxigraph:
 
 @dataclass(frozen=True)
 class Remote:
-    """A SPARQL endpoint; `graph_iri` the graph asked (default-graph-uri), `timeout` seconds for each request."""
+    """A SPARQL endpoint; `graph_iri` the graph asked (default-graph-uri). Each request's socket waits at most what is
+    left of the deadline, and the answer is read and parsed by it."""
 
     endpoint: str
     graph_iri: str | None = None
-    timeout: float | None = QUERY_TIMEOUT  # None or 0: no limit
 
     @contextmanager
-    def opened(self, q: NamedQuery) -> Iterator[Answering]:
+    def opened(self, q: NamedQuery, deadline: Deadline) -> Iterator[Answering]:
         from kg.sparql import remote  # urllib and ssl: only for a query sent away
 
         remote.refuse(q)
-        yield _Sent(self, q.name)
+        yield _Sent(self, q.name, deadline)
 
 
 @dataclass(frozen=True)
 class _Sent:
     to: Remote
     query: str
+    deadline: Deadline
 
     def lookup(self, name: str, bound: dict[str, Term]) -> Results:
         from kg.sparql import remote
 
-        return remote.lookup(self.to.endpoint, name, bound, graph_iri=self.to.graph_iri, timeout=self.to.timeout, query=self.query)
+        return remote.lookup(self.to.endpoint, name, bound, graph_iri=self.to.graph_iri, deadline=self.deadline)
 
     def run(self, q: NamedQuery, terms: Mapping[str, Term], max_rows: int | None) -> Results:
         from kg.sparql import remote
 
-        return remote.run(self.to.endpoint, q, terms, graph_iri=self.to.graph_iri, timeout=self.to.timeout, max_rows=max_rows)
+        return remote.run(self.to.endpoint, q, terms, self.deadline, graph_iri=self.to.graph_iri, max_rows=max_rows)

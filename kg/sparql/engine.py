@@ -7,7 +7,7 @@ from typing import Mapping
 from kg.core.errors import QueryError
 from kg.graph.resources import internal_query
 from kg.sparql.catalog import NamedQuery, shipped, syntax_message
-from kg.sparql.deadline import with_deadline
+from kg.sparql.deadline import started, with_deadline
 from kg.sparql.results import Results, Term, from_oxigraph
 from kg.sparql.sanitise import Checked, normalised
 
@@ -38,7 +38,7 @@ def run(store, q: NamedQuery, terms: Mapping[str, Term], *, max_rows: int | None
     with_terms = bound(text, terms)
     if with_terms != text:  # the parameters' VALUES block, checked with the text it went into (refuse checked the text)
         with_terms = _checked(with_terms, q.name).text
-    return with_deadline(lambda: execute(store, with_terms, max_rows, q.name), None, q.name, stack=STACK)
+    return with_deadline(lambda: execute(store, with_terms, max_rows, q.name), started(None, f"evaluation of {q.name!r}"), stack=STACK)
 
 
 def lookup(store, name: str, terms: Mapping[str, Term], query: str) -> Results:

@@ -27,7 +27,7 @@ from kg.graph.index_file import lowercase, nul_free
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import XSD
 from kg.sparql.catalog import NamedQuery
-from kg.sparql.deadline import too_slow
+from kg.sparql.deadline import Deadline
 from kg.sparql.results import Results, Term
 
 # ---- answering ------------------------------------------------------------------------------------------------
@@ -48,29 +48,27 @@ def answers(q: NamedQuery) -> bool:
 
 
 @contextmanager
-def reading(index: Path | sqlite3.Connection, name: str, timeout: float | None = None) -> Iterator[sqlite3.Connection]:
-    """A connection to a fresh index for answering one query (`name`) that `answers`: its look-ups and its SQL.
+def reading(index: Path | sqlite3.Connection, deadline: Deadline) -> Iterator[sqlite3.Connection]:
+    """A connection to a fresh index for answering one query that `answers`: its look-ups and its SQL.
 
     `index`: the index file (opened here, closed after), or a connection to it that the caller keeps (`connect`).
-    `timeout`: seconds the SQL may run in all (None or 0: no limit); SQLite's progress handler stops it there, as
-    the engine's time limit stops a query.
+    `deadline`: the query's (kg.sparql.deadline); SQLite's progress handler stops the SQL there, as the engine's
+    waiting thread gives up a query.
     """
-    import time
-
     db = index if isinstance(index, sqlite3.Connection) else sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
     collecting = gc.isenabled()
     gc.disable()  # rows and terms are hundreds of thousands of new objects, none garbage: collecting them doubled the time
-    if timeout:
-        deadline = time.monotonic() + timeout
-        db.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
+    limited = deadline.seconds is not None
+    if limited:
+        db.set_progress_handler(deadline.passed, PROGRESS_STEPS)
     try:
         yield db
     except sqlite3.OperationalError as exc:
-        if timeout and "interrupted" in str(exc):
-            raise too_slow(name, timeout) from None
+        if limited and "interrupted" in str(exc):
+            raise deadline.error() from None
         raise
     finally:
-        if timeout:
+        if limited:
             db.set_progress_handler(None, 0)
         if collecting:
             gc.enable()

@@ -43,7 +43,7 @@ from kg.core.defaults import PUSH_STORE_BATCH as STORE_BATCH
 from kg.core.errors import InputError, QueryError, UsageError
 from kg.graph.files import rdf_format
 from kg.graph.handle import GraphFile
-from kg.sparql.deadline import limit
+from kg.sparql.deadline import limit, started
 from kg.sparql.remote import redirected, request, urlopen
 
 BATCH = PUSH_BATCH  # triples per INSERT DATA request (kg.core.defaults)
@@ -147,10 +147,16 @@ def _chunks_of(graph: str | Path, size: int, *, update: bool) -> Iterator[tuple[
     return (_lines if handle.format == "nt" and not update else _chunks)(handle.sources(), size)
 
 
+def _request(method: str, url: str, body: bytes, content_type: str, timeout: float | None) -> None:
+    """One request of a push, answered within `timeout` seconds (None or 0: no limit; kg.sparql.deadline)."""
+    request(method, url, body, content_type, "*/*", started(timeout, f"{method} {url}", "the store took longer than kg push allows "
+                                                                "one request (kg.push(timeout=SECONDS), 0 = no limit)"))
+
+
 def _put_whole(graph: str | Path, store: str, target: Any, first: tuple[int, bytes], timeout: float) -> None:
     """Replace the target graph by one Graph Store PUT, which the store applies in one transaction."""
     try:
-        request("PUT", _store_url(store, target), first[1], NT_TYPE, "*/*", timeout)
+        _request("PUT", _store_url(store, target), first[1], NT_TYPE, timeout)
     except (QueryError, KeyboardInterrupt) as exc:
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         where = f"graph {target}" if target is not None else "the default graph"
@@ -165,9 +171,9 @@ def _load(graph: str | Path, chunks: Iterator[tuple[int, bytes]], endpoint: str 
 
     def send(body: bytes) -> None:
         if store is not None:
-            request("POST", _store_url(store, into), body, NT_TYPE, "*/*", timeout)
+            _request("POST", _store_url(store, into), body, NT_TYPE, timeout)
         else:
-            request("POST", endpoint or "", _insert_data(body, into), UPDATE_TYPE, "*/*", timeout)
+            _request("POST", endpoint or "", _insert_data(body, into), UPDATE_TYPE, timeout)
 
     tally = [0, 0]  # triples loaded, triples of the requests under way when one failed
     try:
@@ -177,7 +183,7 @@ def _load(graph: str | Path, chunks: Iterator[tuple[int, bytes]], endpoint: str 
             assert into is not None and endpoint is not None
             # Not SILENT: a MOVE that does not find the graph (loaded into another store) fails instead of emptying the target.
             swap = f"MOVE GRAPH {into} TO {f'GRAPH {target}' if target is not None else 'DEFAULT'}"
-            request("POST", endpoint, swap.encode("utf-8"), UPDATE_TYPE, "*/*", timeout)
+            _request("POST", endpoint, swap.encode("utf-8"), UPDATE_TYPE, timeout)
     except (Exception, KeyboardInterrupt) as exc:
         partly = tally[1] if bulk else 0  # a bulk loader keeps what it loaded of a request that failed
         raise PushError(_state(exc, graph, tally[0], partly, target, into if replace else None, endpoint, timeout)) from exc
@@ -234,7 +240,7 @@ def _state(exc: BaseException, graph: str | Path, sent: int, partly: int, target
             "push again with --replace to load the graph whole"
         )
     try:
-        request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, "*/*", min(limit(timeout) or 60.0, 60.0))
+        _request("POST", endpoint or "", f"DROP SILENT GRAPH {scratch}".encode(), UPDATE_TYPE, min(limit(timeout) or 60.0, 60.0))
         left = f"the {sent} triples already sent to the temporary graph {scratch} were dropped"
     except (QueryError, KeyboardInterrupt):
         left = f"the {sent} triples already sent stay in the temporary graph {scratch}: remove them with DROP GRAPH {scratch}"

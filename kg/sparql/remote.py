@@ -5,7 +5,6 @@ Plain urllib and the SPARQL 1.1 Protocol, so any store works: Oxigraph, Fuseki, 
 
 from __future__ import annotations
 
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -13,18 +12,17 @@ from dataclasses import replace
 from email.message import Message
 from typing import IO, TYPE_CHECKING, Mapping
 
-from kg.core.defaults import QUERY_TIMEOUT
 from kg.core.errors import QueryError, UsageError
-from kg.sparql.deadline import ends, limit
+from kg.sparql.deadline import Deadline
 from kg.sparql.results import Results, Term
 
 if TYPE_CHECKING:
     from kg.sparql.catalog import NamedQuery
 
 
-def _post(url: str, body: bytes, content_type: str, accept: str, timeout: float | None) -> tuple[bytes, str]:
+def _post(url: str, body: bytes, content_type: str, accept: str, deadline: Deadline) -> tuple[bytes, str]:
     """POST and return (body, content type); HTTP and network failures become QueryError."""
-    return request("POST", url, body, content_type, accept, timeout)
+    return request("POST", url, body, content_type, accept, deadline)
 
 
 REDIRECTS = (301, 302, 303, 307, 308)
@@ -56,16 +54,17 @@ def redirected(url: str, exc: urllib.error.HTTPError) -> QueryError | None:
                       "if that is the store's")
 
 
-def request(method: str, url: str, body: bytes, content_type: str, accept: str, timeout: float | None) -> tuple[bytes, str]:
+def request(method: str, url: str, body: bytes, content_type: str, accept: str, deadline: Deadline) -> tuple[bytes, str]:
     """Send one HTTP request and return (body, content type); HTTP and network failures, and redirects, become QueryError.
 
-    `timeout`: seconds for the whole answer, None or 0 for no limit (kg.sparql.deadline.limit)."""
+    The whole answer must have come by `deadline` (kg.sparql.deadline): the socket waits at most what is left of it,
+    and a socket that times out is the deadline passed (its error), not a store that cannot be reached."""
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"endpoint {url!r} must be an http:// or https:// URL")
     req = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": content_type, "Accept": accept})
     try:
-        with urlopen(req, limit(timeout)) as resp:
-            return _bounded(resp, url, timeout), resp.headers.get("Content-Type", "")
+        with urlopen(req, deadline.left()) as resp:
+            return _bounded(resp, url, deadline), resp.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
         moved = redirected(url, exc)
         if moved is not None:
@@ -75,24 +74,26 @@ def request(method: str, url: str, body: bytes, content_type: str, accept: str, 
         raise QueryError(f"{url} answered {exc.code} {exc.reason}: {detail[0][:300] if detail else ''}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError) and deadline.seconds is not None:
+            raise deadline.error() from None
         raise QueryError(f"cannot reach {url} ({reason}); is the store running?") from None
 
 
-def _bounded(resp: IO[bytes], url: str, timeout: float | None) -> bytes:
-    """The answer's body, read within `timeout` seconds in all and REMOTE_MAX_BYTES at most: the socket timeout
-    alone bounds each read, so a server that trickles a byte a second, or sends without end, held kg for ever
-    or filled the machine's memory."""
+def _bounded(resp: IO[bytes], url: str, deadline: Deadline) -> bytes:
+    """The answer's body, read by `deadline` and REMOTE_MAX_BYTES at most: the socket timeout alone bounds each
+    read, so a server that trickles a byte a second, or sends without end, held kg for ever or filled the
+    machine's memory."""
     from kg.core import defaults
 
-    most, deadline = defaults.REMOTE_MAX_BYTES, ends(timeout)
+    most = defaults.REMOTE_MAX_BYTES
     chunks, size = [], 0
     while chunk := resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20):
         size += len(chunk)
         if size > most:
             raise QueryError(f"{url} sent more than {most >> 20} MB in one answer; kg stops reading there "
                              "(ask for fewer rows: LIMIT, or a narrower query)")
-        if time.monotonic() > deadline:
-            raise QueryError(f"{url} took more than {timeout or 0:g} s to send its answer; kg stopped waiting (--timeout sets the limit)")
+        if deadline.passed():
+            raise deadline.error()
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -105,17 +106,17 @@ def refuse(q: NamedQuery) -> None:
         raise QueryError(f"query {q.name!r} is a SPARQL Update; use 'kg push' to change a store")
 
 
-def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: str | None, timeout: float | None, query: str) -> Results:
+def lookup(endpoint: str, name: str, terms: Mapping[str, Term], *, graph_iri: str | None, deadline: Deadline) -> Results:
     """The rows of the internal query queries/_NAME.rq on the endpoint, its parameters bound (kg.sparql.catalog's
-    look-ups for `query`)."""
+    look-ups for the query whose `deadline` it is)."""
     from kg.graph.resources import internal_query
     from kg.sparql.lexer import with_values
 
     text = with_values(internal_query(name), {k: t.n3() for k, t in terms.items()})
-    return send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=query)
+    return send(endpoint, text, deadline, graph_iri=graph_iri)
 
 
-def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: str | None = None, timeout: float | None = QUERY_TIMEOUT,
+def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], deadline: Deadline, *, graph_iri: str | None = None,
         max_rows: int | None = None) -> Results:
     """Run a named query on a SPARQL endpoint, its parameters bound as RDF terms by a VALUES block
     (kg.sparql.run binds them, with `lookup`); past `max_rows` rows, the first ones, marked truncated."""
@@ -123,28 +124,22 @@ def run(endpoint: str, q: NamedQuery, terms: Mapping[str, Term], *, graph_iri: s
 
     text = with_values(q.text, {k: t.n3() for k, t in terms.items()})
     graph = form(text) in ("CONSTRUCT", "DESCRIBE")
-    answer = send(endpoint, text, graph_iri=graph_iri, timeout=timeout, name=q.name, graph=graph)
+    answer = send(endpoint, text, deadline, graph_iri=graph_iri, name=q.name, graph=graph)
     return answer if max_rows is None or len(answer) <= max_rows else replace(answer.head(max_rows), truncated=True)
 
 
-def send(
-    endpoint: str, text: str, *, graph_iri: str | None = None, timeout: float | None = QUERY_TIMEOUT, name: str = "query", graph: bool = False
-) -> Results:
-    """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer, all within `timeout` seconds."""
+def send(endpoint: str, text: str, deadline: Deadline, *, graph_iri: str | None = None, name: str = "query", graph: bool = False) -> Results:
+    """POST one query (form-encoded, as the SPARQL 1.1 Protocol says) and parse the answer, all by `deadline`."""
     import pyoxigraph as ox
 
     from kg.sparql import results_json
 
-    deadline = ends(timeout)
     fields = [("query", text)] + ([("default-graph-uri", graph_iri)] if graph_iri else [])
     accept = "application/n-triples" if graph else "application/sparql-results+json"
-    body, ctype = _post(endpoint, urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded", accept, timeout)
+    body, ctype = _post(endpoint, urllib.parse.urlencode(fields).encode(), "application/x-www-form-urlencoded", accept, deadline)
     try:
         if graph:
             return Results("graph", triples=tuple(ox.parse(body, format=ox.RdfFormat.N_TRIPLES)), name=name)
         return results_json.read(body, deadline, name)
     except (ValueError, SyntaxError) as exc:
         raise QueryError(f"{endpoint} answered query {name!r} with something that is not {accept} ({ctype}): {exc}") from None
-    except results_json.TooSlow:
-        raise QueryError(f"{endpoint}: reading the answer to query {name!r} took more than {timeout or 0:g} s; kg stopped "
-                         "(--timeout sets the limit; ask for fewer rows: LIMIT, or a narrower query)") from None

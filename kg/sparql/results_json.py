@@ -12,12 +12,14 @@ and the time limit is checked as the rows are read.
 from __future__ import annotations
 
 import json
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kg.graph.terms import Term
 from kg.graph.vocabulary import XSD
 from kg.sparql.results import Results
+
+if TYPE_CHECKING:
+    from kg.sparql.deadline import Deadline
 
 LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 XSD_STRING = XSD + "string"
@@ -28,12 +30,8 @@ class NotResults(ValueError):
     """The document is not SPARQL 1.1 JSON results; the message says what is wrong."""
 
 
-class TooSlow(Exception):
-    """Reading the answer went past its deadline."""
-
-
-def read(body: bytes, deadline: float, name: str = "query") -> Results:
-    """The Results of a SPARQL JSON results document; NotResults when it is not one, TooSlow past `deadline` (monotonic)."""
+def read(body: bytes, deadline: Deadline, name: str = "query") -> Results:
+    """The Results of a SPARQL JSON results document; NotResults when it is not one, the deadline's error past it."""
     try:
         doc = json.loads(body)
     except RecursionError:
@@ -56,8 +54,8 @@ def read(body: bytes, deadline: float, name: str = "query") -> Results:
     rows: list[tuple[Term | None, ...]] = []
     empty: list[Term | None] = [None] * len(variables)
     for number, binding in enumerate(bindings):
-        if number % CHECK_EVERY == 0 and time.monotonic() > deadline:
-            raise TooSlow
+        if number % CHECK_EVERY == 0 and deadline.passed():
+            raise deadline.error()
         if not isinstance(binding, dict):
             raise NotResults(f"binding {number + 1} is not an object")
         row = empty.copy()

@@ -26,6 +26,7 @@ from kg.graph.handle import GraphFile
 from kg.sparql import index as qindex
 from kg.sparql.backends import Backend, Engine, Index, Remote
 from kg.sparql.catalog import PARAM_TYPES, NamedQuery, Param, bind, catalog, from_text, parse_header, resolve, syntax_message
+from kg.sparql.deadline import Deadline, start, with_deadline
 from kg.sparql.results import Results, Term
 
 __all__ = ["PARAM_TYPES", "NamedQuery", "Param", "bind", "catalog", "default_graph", "from_text", "parse_header", "query", "resolve",
@@ -41,30 +42,33 @@ class _Call:
     params: Mapping[str, Any]
     terms: dict[str, Term] | None = None
 
-    def on(self, backend: Backend, max_rows: int | None) -> Results:
-        with backend.opened(self.q) as answering:
+    def on(self, backend: Backend, max_rows: int | None, deadline: Deadline) -> Results:
+        with backend.opened(self.q, deadline) as answering:
             if self.terms is None:
                 self.terms = bind(self.q, dict(self.params), answering.lookup)  # the one place kg binds parameters
             return answering.run(self.q, self.terms, max_rows)
 
 
-def run_on(backend: Backend, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None) -> Results:
+def run_on(backend: Backend, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None,
+           timeout: float | None = None) -> Results:
     """Run a query on one backend (kg.sparql.backends), its parameters bound with that backend's look-ups: no choice
-    of backend, no fallback, and no time limit but the backend's own."""
-    return _Call(q, params or {}).on(backend, max_rows)
+    of backend, no fallback. `timeout` (None or 0: no limit) is held by the backend itself: the index and an endpoint
+    stop there; the engine cannot (`query` waits for it on another thread)."""
+    return _Call(q, params or {}).on(backend, max_rows, start(timeout, q.name))
 
 
 def run_store(
     store, q: NamedQuery, params: Mapping[str, Any] | None = None, *, max_rows: int | None = None,
-    index: Path | sqlite3.Connection | None = None
+    index: Path | sqlite3.Connection | None = None, timeout: float | None = None, wait: bool = False
 ) -> Results:
     """Run a query on an open pyoxigraph store (kg serve's workers, kg render), by the rule `query` follows.
 
     `index`: the graph's fresh query index (kg.graph.index_file.fresh, or a connection to it that the caller keeps), which answers
     the queries that have a NAME.sql; one that cannot be read (a damaged file whose stamp still matches) is passed over
-    for the store, with a warning. No time limit here: a kg serve worker has its own.
+    for the store, with a warning. `timeout` (None or 0: none; a kg serve worker has its own) and `wait` (on another
+    thread, which gives the query up at the deadline and which Ctrl-C interrupts) as `query` holds them (kg render).
     """
-    return _local(_Call(q, params or {}), lambda: index, lambda: store, max_rows=max_rows)
+    return _local(_Call(q, params or {}), lambda: index, lambda: store, max_rows=max_rows, wait=wait, timeout=timeout)
 
 
 def query(
@@ -85,40 +89,40 @@ def query(
     """
     q = _resolve_any(name_or_text)
     if endpoint is not None:
-        return run_on(Remote(endpoint, graph_iri, timeout), q, params, max_rows=max_rows)
+        return run_on(Remote(endpoint, graph_iri), q, params, max_rows=max_rows, timeout=timeout)
     from kg.sparql.store import open_store
 
     path = Path(graph if graph is not None else default_graph())
     return _local(_Call(q, params or {}), lambda: GraphFile(path).index(), lambda: open_store(path),
-                  max_rows=max_rows, remake=path, deadline=True, timeout=timeout)
+                  max_rows=max_rows, remake=path, wait=True, timeout=timeout)
 
 
 def _local(call: _Call, index: Callable[[], Path | sqlite3.Connection | None], store: Callable[[], Any], *,
-           max_rows: int | None, remake: Path | None = None, deadline: bool = False, timeout: float | None = None) -> Results:
+           max_rows: int | None, remake: Path | None = None, wait: bool = False, timeout: float | None = None) -> Results:
     """The one rule for a query on a graph here (module docstring): the index (`index()`, asked only for a query it
     answers) or the engine on the store (`store()`, opened only when the engine runs the query).
 
     `remake`: the graph file whose index is made again once when it cannot be read (else it is passed over for the
-    store at once). `deadline`: run on a thread that gives the query up after `timeout` seconds (kg.sparql.deadline),
-    which Ctrl-C interrupts at once; the index's SQL also stops itself there. Making the index again and opening the
-    store happen outside the time limit: they are not the query.
+    store at once). `timeout`: the query's deadline (kg.sparql.deadline), at which the index's SQL stops itself;
+    `wait`: run on a thread that gives the query up at that deadline, which Ctrl-C interrupts at once. Making
+    the index again and opening the store happen outside the time limit: they are not the query, and the query's
+    deadline starts when it is handed to the backend that runs it.
     """
-    from kg.sparql.deadline import with_deadline
-
     found = index() if qindex.answers(call.q) else None
-    backend: Backend = Index(found, timeout) if found is not None else Engine(store())
+    backend: Backend = Index(found) if found is not None else Engine(store())
     while True:
+        limit = start(timeout, call.q.name)
         try:
-            if not deadline:
-                return call.on(backend, max_rows)
-            return with_deadline(partial(call.on, backend, max_rows), timeout, call.q.name)
+            if not wait:
+                return call.on(backend, max_rows, limit)
+            return with_deadline(partial(call.on, backend, max_rows, limit), limit)
         except sqlite3.DatabaseError as exc:
             if not isinstance(backend, Index) or not index_file.damaged(exc):
                 raise
             if remake is not None:
                 index_file.unreadable(backend.index, exc, f"making it again from {remake}")
                 found, remake = GraphFile(remake).remake_index(), None
-                backend = Index(found, timeout) if found is not None else Engine(store())
+                backend = Index(found) if found is not None else Engine(store())
             else:
                 index_file.unreadable(backend.index, exc, "answering from the graph's SPARQL store")
                 backend = Engine(store())

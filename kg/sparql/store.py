@@ -38,7 +38,7 @@ from kg.graph.atomic import locked
 from kg.graph.files import parse
 from kg.graph.handle import GraphFile, store_dir  # store_dir: where the store of a graph lives (x.ttl: x.oxigraph/)
 from kg.graph.stamp import derived, describes, stamp
-from kg.sparql.deadline import with_deadline
+from kg.sparql.deadline import started, with_deadline
 
 STAMP = "kg-source.json"
 SEEN = "kg-seen.json"  # the identity of the graph file a reader last verified against STAMP (kg.graph.stamp.current)
@@ -164,7 +164,7 @@ def _build(graph: Path, base: Path) -> Path:
     try:
         store = ox.Store(str(tmp / "db"))
         with progress.step(f"loading {graph} into its SPARQL store (once per version of the graph)"):
-            with_deadline(functools.partial(_load, store, graph, compact=True), None, f"loading {graph.name}")  # Ctrl-C ends it at once
+            with_deadline(functools.partial(_load, store, graph, compact=True), started(None, f"loading {graph.name}"))  # Ctrl-C ends it at once
         del store  # closes the database before the folder is published
         (tmp / STAMP).write_text(json.dumps(stamped), encoding="utf-8")
         (tmp / READERS).touch()
@@ -254,7 +254,7 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     except OSError:
         store = ox.Store()
         with progress.step(f"loading {graph} into memory"):
-            with_deadline(lambda: _load(store, graph), None, f"loading {graph.name}")
+            with_deadline(lambda: _load(store, graph), started(None, f"loading {graph.name}"))
         return store, None
 
 

@@ -186,7 +186,6 @@ def run_construct(source: list | Path, query: str | Path, params: Mapping[str, A
     """
     import pyoxigraph as ox
 
-    from kg.sparql import deadline
     from kg.sparql.run import query as run_query
     from kg.sparql.run import resolve, run_store
 
@@ -196,7 +195,7 @@ def run_construct(source: list | Path, query: str | Path, params: Mapping[str, A
     else:
         store = ox.Store()
         store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object) for t in source)
-        result = deadline.with_deadline(lambda: run_store(store, named, params), timeout, named.name)
+        result = run_store(store, named, params, timeout=timeout, wait=True)
     if result.kind != "graph":
         kind = "an ASK" if result.kind == "ask" else "a SELECT"
         raise QueryError(f"query {named.name!r} is {kind} query; render --query draws the graph of a CONSTRUCT query")
