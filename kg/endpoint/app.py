@@ -57,7 +57,7 @@ class App:
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
                  max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT, cache_mb: int = SERVE_CACHE_MB) -> None:
         from kg.endpoint.admission import Admission, Buffers
-        from kg.endpoint.snapshot import release, take
+        from kg.endpoint.snapshot import loading, release, take
         from kg.endpoint.workers import Pool
 
         self.graph = GraphFile.existing(graph).path
@@ -81,7 +81,9 @@ class App:
             # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all.
             self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes)), answer, size=workers)
                                if memory and self.snapshot.store is not None else None)
-            self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready)
+            # A long query while a worker loads the graph into memory is excused once a minute (decision 0058)
+            warming = (lambda: loading(self.snapshot)) if self.quarantine is not None else None
+            self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready, loading=warming)
             self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
             # Answers given again without a worker; a request waits for the same one in flight as long as that can take
             self.answers = Answers(cache_mb << 20, follow=wait + POOL_WAIT + timeout + 1.0)
@@ -240,7 +242,7 @@ class App:
                 self.admission.penalize(client)
             return outcome.value
         if outcome.kind in ("timeout", "crash"):
-            self.admission.penalize(client)
+            self.admission.penalize(client, timed_out=outcome.kind == "timeout")
         message = outcome.message
         if outcome.kind == "crash":
             message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"
