@@ -28,6 +28,7 @@ from kg.core.defaults import (
     SERVE_MEMORY_MB,
     SERVE_MEMORY_PER_MB,
     SERVE_PORT,
+    SERVE_STORE_NICE,
     SERVE_TIMEOUT,
     SERVE_WORKERS,
 )
@@ -78,8 +79,10 @@ class App:
             # Heavy clients, and new ones while new prefixes send runaways (kg.endpoint.admission), are answered by
             # workers of their own that read the persisted store: a runaway ends one of those, opened again in a second,
             # never a worker that holds the graph in memory (a load of 20-40 s at 21k papers, which runaways from many
-            # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all.
-            self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes)), answer, size=workers)
+            # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all. They run
+            # at a lower priority: a runaway there takes the processor from the known clients' queries last (decision 0058).
+            self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes), SERVE_STORE_NICE), answer,
+                                    size=workers)
                                if memory and self.snapshot.store is not None else None)
             # A long query while a worker loads the graph into memory is excused once a minute (decision 0058)
             warming = (lambda: loading(self.snapshot)) if self.quarantine is not None else None
