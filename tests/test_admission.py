@@ -114,6 +114,53 @@ def test_a_slow_query_that_finished_leaves_its_client_unknown_but_not_heavy() ->
     assert not enter(admission, "10.0.9.1")
 
 
+def test_a_query_slowed_by_the_load_of_the_graph_does_not_make_its_client_heavy_once_a_minute() -> None:
+    """Issue 36 M4 (decision 0058): on a server just started, whose workers answer from the store while one loads the
+    graph into memory, a legitimate query ran into the time limit and made its client heavy for a minute. While a
+    worker loads, that is excused once a minute per client: not heavy (no longer known); a second one in that minute,
+    one that ran out of memory, or one while nothing loads, is heavy as before."""
+    clock = Clock()
+    loads = [True]
+    admission = Admission(2, wait=0, limit=10, clock=clock, penalty_seconds=60, ready=lambda: 1, loading=lambda: loads[0])
+    query(admission, clock, "127.0.100.1", 0.5)  # known
+    query(admission, clock, "127.0.100.1", 10.0)  # the time limit, while the graph loads
+    admission.penalize("127.0.100.1", timed_out=True)
+    assert enter(admission, "127.0.100.1")  # not heavy: it may start while only one worker is ready
+    HELD.pop().__exit__(None, None, None)
+    query(admission, clock, "127.0.100.1", 10.0)  # again within the minute
+    admission.penalize("127.0.100.1", timed_out=True)
+    assert not enter(admission, "127.0.100.1")
+    clock.now += 61
+    query(admission, clock, "127.0.101.1", 1.0)
+    admission.penalize("127.0.101.1")  # out of memory (or a cut answer) while the graph loads: not the load's doing
+    assert not enter(admission, "127.0.101.1")
+    loads[0] = False
+    query(admission, clock, "127.0.102.1", 10.0)  # nothing loads
+    admission.penalize("127.0.102.1", timed_out=True)
+    assert not enter(admission, "127.0.102.1")
+
+
+def test_queries_slowed_by_the_load_of_the_graph_do_not_rank_their_network_behind_an_attackers() -> None:
+    """Issue 36 M4 (decision 0058): the eight legitimate clients of the load test share one /16, and their slow first
+    answers on a cold server (the label sort from the store beside the load, 5-10 s each) added up to more runaway time
+    than an attacker's fresh /16 was charged, so their network waited behind it. Slowed by the load, they are counted
+    for new prefixes only; their clients stay known."""
+    clock = Clock()
+    admission = Admission(1, wait=60, limit=10, clock=clock, loading=lambda: True)
+    for k in range(8):
+        query(admission, clock, f"127.0.{100 + k}.1", 0.5)  # known
+        query(admission, clock, f"127.0.{100 + k}.1", 7.0)  # past half the limit while the graph loads
+    query(admission, clock, "127.1.1.1", 10.0)  # an attacker's runaway from a new prefix
+    hold = admission.slot("127.9.0.1")
+    hold.__enter__()
+    order: list[str] = []
+    threads = waiting(admission, ["127.2.1.1", "127.0.100.1"], order)
+    hold.__exit__(None, None, None)
+    for thread in threads:
+        thread.join(10)
+    assert order == ["127.0.100.1", "127.2.1.1"]
+
+
 def waiting(admission: Admission, addresses: list[str], order: list[str], bounded: tuple[str, ...] = ()) -> list[threading.Thread]:
     """Threads that each wait for a slot for one address, in this order, and record when they get it (those in
     `bounded` for a query that cannot run away)."""

@@ -59,6 +59,24 @@ def test_a_huge_response_is_cut_to_the_byte_cap_and_says_so(limited) -> None:
     assert 0 < len(rows) < 10_000
 
 
+def test_the_workers_for_heavy_and_new_clients_run_at_a_lower_priority(mini_ttl: Path) -> None:
+    """Issue 36 M4 (decision 0058): on a server just started every query is answered from the store, and the attackers'
+    runaways on the workers for new clients took the processor from the known clients' queries as much as each other;
+    those workers now run at niceness SERVE_STORE_NICE, the main pool's as the server does."""
+    import os
+
+    from kg.core.defaults import SERVE_STORE_NICE
+
+    app = make_app(mini_ttl, workers=1, timeout=5.0)
+    try:
+        assert app.quarantine is not None and app.quarantine.started() is None
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        assert {os.getpriority(os.PRIO_PROCESS, w.proc.pid) for w in app.quarantine._all} == {min(mine + SERVE_STORE_NICE, 19)}
+        assert {os.getpriority(os.PRIO_PROCESS, w.proc.pid) for w in app.pool._all} == {mine}
+    finally:
+        app.close()
+
+
 def test_a_runaway_from_a_new_client_leaves_the_workers_holding_the_graph_alone(mini_ttl: Path) -> None:
     """Issue 36 M4: every runaway ended a worker that held the graph in memory, and its replacement loaded the graph
     again (20-40 s of a core at 21k papers), so runaways from many prefixes kept every worker cold. Once new prefixes

@@ -117,6 +117,42 @@ def test_workers_of_one_server_load_the_graph_in_memory_one_at_a_time(tmp_path: 
         release(snapshot)
 
 
+def test_the_server_tells_while_a_worker_loads_the_graph_in_memory(mini_ttl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 36 M4 (decision 0058): a query that ran long while a worker loaded the graph is excused
+    (kg.endpoint.admission). The server tells by the snapshot's lock, which a worker holds from the start of its load
+    to its end."""
+    import shutil
+    import threading
+
+    from kg.endpoint import snapshot as snapshot_module
+    from kg.endpoint.snapshot import loading, open_snapshot, release, take
+
+    graph = Path(shutil.copy(mini_ttl, tmp_path / "mini.ttl"))
+    snapshot = take(graph)
+    entered, go = threading.Event(), threading.Event()
+    real = snapshot_module.in_memory
+
+    def held(path: Path) -> object:
+        entered.set()
+        assert go.wait(60)
+        return real(path)
+
+    monkeypatch.setattr(snapshot_module, "in_memory", held)
+    monkeypatch.setattr(snapshot_module, "WARM_BYTES", 0)  # as if it were large
+    try:
+        assert not loading(snapshot)
+        store, _ = open_snapshot(snapshot, memory=True)
+        assert entered.wait(60)
+        assert loading(snapshot)
+        go.set()
+        assert store.loaded.wait(60)
+        assert not loading(snapshot) and type(store.store).__name__ == "Store"
+    finally:
+        go.set()
+        release(snapshot)
+    assert not loading(snapshot)  # the folder gone with the server
+
+
 def test_the_links_of_a_server_that_was_killed_are_removed_by_the_next_one(tmp_path: Path) -> None:
     """A killed server leaves its folder of links (an old graph and index, 230 MB at 21k papers); the next server
     of the graph removes it once no process holds its lock, and leaves a running server's alone."""

@@ -57,6 +57,7 @@ SERVE_BUFFERED = 256 << 20
 SERVE_BUFFERED_PER_CLIENT = 64 << 20
 SERVE_CACHE_MB = 64
 SERVE_LOAD_NICE = 10
+SERVE_STORE_NICE = 10
 LOCK_WAIT = 600.0
 VERSION = "0.1.0"  # the package version (kg.__version__)
 
@@ -110,6 +111,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("SERVE_BUFFERED_PER_CLIENT", SERVE_BUFFERED_PER_CLIENT, "Bytes of those one client (prefix) may hold at most."),
     Setting("SERVE_CACHE_MB", SERVE_CACHE_MB, "Megabytes of answers `kg serve` keeps and gives again without a worker (0: none)."),
     Setting("SERVE_LOAD_NICE", SERVE_LOAD_NICE, "Niceness of a `kg serve` worker's thread loading the graph: queries answered meanwhile go first."),
+    Setting("SERVE_STORE_NICE", SERVE_STORE_NICE, "Niceness of the `kg serve` workers for heavy clients and new ones during an attack: known clients' queries go first."),
     Setting("LOCK_WAIT", LOCK_WAIT, "Seconds a command waits for another kg writing the same graph, then says so and stops."),
 )}
 

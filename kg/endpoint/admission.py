@@ -24,6 +24,11 @@ or network can send from many. `Admission` hands out worker slots by these rules
   the least itself (usage decays with a half-life), then first come first served: new prefixes of a
   network that sent runaways wait behind clients from elsewhere, and a network of many legitimate
   clients (a campus), whose worker time adds up, is not ranked behind one that sent runaways;
+- a query that ran past half the time limit, or into it, while a worker of the server was loading the graph into
+  memory (`loading`; its queries answered from the store meanwhile, beside the load) is *excused*, once per
+  `penalty_seconds` per client: it counts for new prefixes (`NEWCOMERS`) as before, but not against its network,
+  and its client is not made heavy (a legitimate query of a cold server's first minute held all eight clients of its
+  /16 behind an attacker's fresh /16s, and its own client off the workers for a minute; decision 0058);
 - nobody waits longer than `wait` seconds (shorter than the time limit: a client is told the
   server is busy instead of hanging), and a client may have at most `per_client` requests waiting.
 
@@ -91,7 +96,9 @@ class _Client:
     heavy_until: float = 0.0
     known: bool = False  # a query of this client finished in under half the time limit (and none was heavy since)
     seen: float = -math.inf  # when it last asked
-    last: tuple[float, bool] = (0.0, False)  # its last query: worker seconds, and whether it was new (not known, not heavy) then
+    last: tuple[float, bool, bool] = (0.0, False, False)  # its last query: worker seconds, whether it was new (not known, not
+    # heavy) then, and whether it was excused (ran long while the graph was loading)
+    excused_until: float = 0.0  # no other query of this client is excused before then
 
 
 class Admission:
@@ -100,12 +107,13 @@ class Admission:
     def __init__(self, slots: int, *, wait: float, limit: float, per_client: int = 8,
                  half_life: float = 30.0, penalty_seconds: float = 60.0, ready: Callable[[], int] | None = None,
                  recent: float = 30.0, clock: Callable[[], float] = time.monotonic,
-                 prefixes: tuple[int, int] = (SERVE_PREFIX_V4, SERVE_PREFIX_V6)) -> None:
+                 prefixes: tuple[int, int] = (SERVE_PREFIX_V4, SERVE_PREFIX_V6), loading: Callable[[], bool] | None = None) -> None:
         """`ready`: how many idle workers are started and ready; a heavy client waits unless one would be
         left for others (a worker killed for a heavy query takes a while to replace). `prefixes`: the
-        IPv4 and IPv6 prefix lengths that make one client."""
+        IPv4 and IPv6 prefix lengths that make one client. `loading`: is a worker loading the graph now (a
+        long query that ran meanwhile is excused)."""
         self.slots, self.wait, self.limit, self.per_client = slots, wait, limit, per_client
-        self.ready, self.recent, self.clock, self.prefixes = ready, recent, clock, prefixes
+        self.ready, self.recent, self.clock, self.prefixes, self.loading = ready, recent, clock, prefixes, loading
         self.half_life, self.penalty_seconds = half_life, penalty_seconds
         self._cond = threading.Condition()
         self._clients: dict[str, _Client] = {}
@@ -130,19 +138,24 @@ class Admission:
         with self._cond:
             risky = heavy or (suspect and self._state(NEWCOMERS, self._runaway).usage >= 1.0)
         started = self.clock()
+        slowed = self.loading is not None and self.loading()
         try:
             yield risky
         finally:
-            self._leave(client, heavy, suspect, self.clock() - started)
+            slowed = slowed or (self.loading is not None and self.loading())
+            self._leave(client, heavy, suspect, self.clock() - started, slowed)
 
-    def penalize(self, address: str) -> None:
-        """A query from `address` hit a limit: its client is heavy for a while."""
+    def penalize(self, address: str, timed_out: bool = False) -> None:
+        """A query from `address` hit a limit: its client is heavy for a while (not for the time limit of an excused
+        query: it is only no longer known)."""
         with self._cond:
             client = client_of(address, *self.prefixes)
             state = self._state(client)
-            state.heavy_until = self.clock() + self.penalty_seconds
             state.known = False
-            seconds, new = state.last
+            seconds, new, excused = state.last
+            if timed_out and excused:
+                return
+            state.heavy_until = self.clock() + self.penalty_seconds
             if seconds <= self.limit / 2:  # a longer one was counted as a runaway when it ended
                 self._ran_away(client, seconds, new)
 
@@ -195,9 +208,11 @@ class Admission:
                 return False
         return not state.running or all(c == client for c in self._queue.values())
 
-    def _ran_away(self, client: str, seconds: float, new: bool) -> None:
-        """Count `seconds` of a runaway against the client's network, and against NEWCOMERS if the client was `new`."""
-        self._state(group_of(client), self._runaway).usage += seconds
+    def _ran_away(self, client: str, seconds: float, new: bool, network: bool = True) -> None:
+        """Count `seconds` of a runaway against the client's network (unless not `network`), and against NEWCOMERS if
+        the client was `new`."""
+        if network:
+            self._state(group_of(client), self._runaway).usage += seconds
         if new:
             self._state(NEWCOMERS, self._runaway).usage += seconds
 
@@ -251,15 +266,20 @@ class Admission:
             self._suspect_running += suspect
             return heavy, suspect
 
-    def _leave(self, client: str, heavy: bool, suspect: bool, seconds: float) -> None:
+    def _leave(self, client: str, heavy: bool, suspect: bool, seconds: float, slowed: bool = False) -> None:
         with self._cond:
             state = self._state(client)
             state.running -= 1
             state.usage += seconds
             self._state(group_of(client), self._groups).usage += seconds
             state.seen = self.clock()
-            state.last = (seconds, suspect and not heavy)
-            if seconds > self.limit / 2:  # not known (any more), but not heavy: it ended no worker (penalize: one that did)
+            long = seconds > self.limit / 2
+            excused = long and slowed and not heavy and state.excused_until <= state.seen
+            state.last = (seconds, suspect and not heavy, excused)
+            if excused:  # slowed by the load: counted for new prefixes only; known as it was (penalize: not heavy)
+                state.excused_until = state.seen + self.penalty_seconds
+                self._ran_away(client, seconds, suspect, network=False)
+            elif long:  # not known (any more), but not heavy: it ended no worker (penalize: one that did)
                 state.known = False
                 self._ran_away(client, seconds, suspect and not heavy)
             elif not self._heavy(state):

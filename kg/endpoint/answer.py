@@ -86,13 +86,18 @@ REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 40
 # ---- what runs inside a worker process -------------------------------------------------------
 
 
-def confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[int, int]) -> tuple:
+def confined(graph: str | Snapshot, max_rows: int, memory: bool, limits: tuple[int, int], nice: int = 0) -> tuple:
     """`open_state` in a query worker that first bars itself from opening network sockets and caps its
-    memory (kg.endpoint.sandbox; `limits`: MB of address space, bytes of one response)."""
+    memory (kg.endpoint.sandbox; `limits`: MB of address space, bytes of one response), at niceness `nice` (the
+    threads it starts too)."""
+    import os
+
     from kg.endpoint.sandbox import memory_limit, no_network
 
     no_network()
     memory_limit(limits[0])
+    if nice:
+        os.nice(nice)
     return open_state(graph, max_rows, memory, limits[1])
 
 

@@ -28,6 +28,7 @@ from kg.core.defaults import (
     SERVE_MEMORY_MB,
     SERVE_MEMORY_PER_MB,
     SERVE_PORT,
+    SERVE_STORE_NICE,
     SERVE_TIMEOUT,
     SERVE_WORKERS,
 )
@@ -57,7 +58,7 @@ class App:
                  hosts: Iterable[str] = (), max_buffered: int = SERVE_BUFFERED,
                  max_buffered_per_client: int = SERVE_BUFFERED_PER_CLIENT, cache_mb: int = SERVE_CACHE_MB) -> None:
         from kg.endpoint.admission import Admission, Buffers
-        from kg.endpoint.snapshot import release, take
+        from kg.endpoint.snapshot import loading, release, take
         from kg.endpoint.workers import Pool
 
         self.graph = GraphFile.existing(graph).path
@@ -78,10 +79,14 @@ class App:
             # Heavy clients, and new ones while new prefixes send runaways (kg.endpoint.admission), are answered by
             # workers of their own that read the persisted store: a runaway ends one of those, opened again in a second,
             # never a worker that holds the graph in memory (a load of 20-40 s at 21k papers, which runaways from many
-            # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all.
-            self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes)), answer, size=workers)
+            # prefixes repeated every few seconds). With workers that read the store anyway, one pool serves all. They run
+            # at a lower priority: a runaway there takes the processor from the known clients' queries last (decision 0058).
+            self.quarantine = (Pool(confined, (self.snapshot, max_rows, False, (memory_mb, max_bytes), SERVE_STORE_NICE), answer,
+                                    size=workers)
                                if memory and self.snapshot.store is not None else None)
-            self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready)
+            # A long query while a worker loads the graph into memory is excused once a minute (decision 0058)
+            warming = (lambda: loading(self.snapshot)) if self.quarantine is not None else None
+            self.admission = Admission(workers, wait=wait, limit=timeout, ready=(self.quarantine or self.pool).ready, loading=warming)
             self.buffers = Buffers(max_buffered, max_buffered_per_client)  # answers held for clients still reading them
             # Answers given again without a worker; a request waits for the same one in flight as long as that can take
             self.answers = Answers(cache_mb << 20, follow=wait + POOL_WAIT + timeout + 1.0)
@@ -240,7 +245,7 @@ class App:
                 self.admission.penalize(client)
             return outcome.value
         if outcome.kind in ("timeout", "crash"):
-            self.admission.penalize(client)
+            self.admission.penalize(client, timed_out=outcome.kind == "timeout")
         message = outcome.message
         if outcome.kind == "crash":
             message += f"; a query worker may use {self.memory_mb} MB (kg serve --max-memory)"

@@ -151,6 +151,21 @@ def open_snapshot(snapshot: Snapshot, *, memory: bool) -> tuple[Any, sqlite3.Con
     return store, index
 
 
+def loading(snapshot: Snapshot) -> bool:
+    """Is a worker of the server that holds `snapshot` loading its graph into memory now (`Warming`: it holds the
+    folder's WARMING lock while it loads)? The queries answered meanwhile come from the store, beside the load."""
+    if snapshot.folder is None:
+        return False
+    try:
+        with (snapshot.folder / WARMING).open("ab") as turn:
+            fcntl.flock(turn, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # the folder gone (the server closing)
+        return False
+    return False
+
+
 class Warming:
     """A store that answers from the persisted store of a version until the same version, loaded in memory in
     a thread, takes over: a worker answers in a second instead of after the load (43 s at 21k papers), and

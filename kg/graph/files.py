@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from kg.core import progress
 from kg.core.defaults import GRAPH_DIR
@@ -181,6 +181,20 @@ def _parse_file(path: Path, graphs: bool = False) -> Iterator:
         raise no_such_graph(path) from None
     except SyntaxError as exc:
         raise InputError(f"{path}: not valid RDF ({exc})") from None
+
+
+def load_into(store: Any, path: str | Path) -> None:
+    """Load an RDF file (a shard folder: its shards in manifest order) into a pyoxigraph store by the store's own
+    reader: no Python object per triple, so a third less CPU than `parse` fed to the store (decision 0058); the
+    errors are `parse`'s. For an in-memory store: into a persisted one a whole file is one write (decision 0048)."""
+    for source in sources(path):
+        fmt = rdf_format(source)
+        try:
+            store.load(path=str(source), format=fmt)
+        except (FileNotFoundError, IsADirectoryError):
+            raise no_such_graph(source) from None
+        except SyntaxError as exc:
+            raise InputError(f"{source}: not valid RDF ({exc})") from None
 
 
 def read_triples(path: str | Path) -> list:

@@ -35,7 +35,7 @@ from typing import IO, Any
 from kg.core import progress
 from kg.core.errors import InputError, OutputError
 from kg.graph.atomic import locked
-from kg.graph.files import parse
+from kg.graph.files import load_into, parse
 from kg.graph.handle import GraphFile, store_dir  # store_dir: where the store of a graph lives (x.ttl: x.oxigraph/)
 from kg.graph.stamp import derived, describes, stamp
 from kg.sparql.deadline import started, with_deadline
@@ -254,16 +254,16 @@ def open_version(graph: str | Path, *, memory: bool = False) -> tuple[Any, Path 
     except OSError:
         store = ox.Store()
         with progress.step(f"loading {graph} into memory"):
-            with_deadline(lambda: _load(store, graph), started(None, f"loading {graph.name}"))
+            with_deadline(lambda: load_into(store, graph), started(None, f"loading {graph.name}"))
         return store, None
 
 
 def in_memory(graph: Path):  # -> pyoxigraph.Store
-    """The graph file loaded into a new in-memory store (a parse error names the file)."""
+    """The graph file loaded into a new in-memory store by pyoxigraph's own reader (a parse error names the file)."""
     import pyoxigraph as ox
 
     store = ox.Store()
-    _load(store, graph)
+    load_into(store, graph)
     return store
 
 
