@@ -1,11 +1,12 @@
 """`kg analyze` against `kg build` of the same graph, each a whole process: wall and CPU time, peak RSS, counts.
 
-Usage: .venv/bin/python bench/analyze_scale.py [--papers 21368 100000] [--corpus PATH] [--graph N=FILE.ttl ...]
+Usage: .venv/bin/python bench/analyze_scale.py [--papers 21368 100000] [--corpus PATH] [--graph N=FILE.ttl ...] [--against DIR]
 
 For each size N, in one run: a corpus of N papers (bench/bench.py's make_corpus: the real abstracts, then copies
 with new ids and sentences rotated), `kg build CORPUS --no-render -o g.ttl`, then `kg analyze g.ttl -o a.ttl`.
 `--graph N=FILE` analyses a graph built before instead of building one (its build is then not timed: a 100,000-paper
-build takes minutes). Peak RSS is the process's own (wait4's ru_maxrss); CPU time is user + system, which other work
+build takes minutes). `--against DIR` also runs the analysis with the kg of another checkout DIR (main, say), on the
+same graph in the same run, so the two are compared at the same load. Peak RSS is the process's own (wait4's ru_maxrss); CPU time is user + system, which other work
 on a shared machine does not stretch as it stretches the wall clock.
 """
 
@@ -31,12 +32,12 @@ def make_corpus(source: Path, n: int, out: Path) -> Path:
     return made(source, n, out)
 
 
-def run(cmd: list[str]) -> dict:
-    """Run a command to its end: wall seconds, CPU seconds, peak RSS (MB) and its stdout."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+def run(cmd: list[str], checkout: Path = ROOT) -> dict:
+    """Run a command (`checkout`: whose kg) to its end: wall seconds, CPU seconds, peak RSS (MB) and its stdout."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONPATH": str(checkout)}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(cmd, cwd=checkout, stdout=out, stderr=err, text=True, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # the process's own usage, peak RSS included
         seconds = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -70,6 +71,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/corpora/ml-abstracts.jsonl")
     parser.add_argument("--graph", action="append", default=[], help="N=FILE: analyse this graph of N papers, built before")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--against", type=Path, help="another checkout whose kg analyses the same graphs too (e.g. main's)")
     args = parser.parse_args()
     given = {int(k): Path(v) for k, v in (g.split("=", 1) for g in args.graph)}
     work = Path(tempfile.mkdtemp(prefix="kg-analyze-scale-", dir=args.workdir))
@@ -87,9 +89,19 @@ def main() -> None:
             print(f"\n{n:,} papers: {counts(graph)}; graph {graph.stat().st_size / 1e6:.0f} MB")
             if build is not None:
                 print(f"  kg build:   {build['wall']:7.1f} s wall, {build['cpu']:7.1f} s CPU, peak RSS {build['rss']:6.0f} MB")
-            print(f"  kg analyze: {analysis['wall']:7.1f} s wall, {analysis['cpu']:7.1f} s CPU, peak RSS {analysis['rss']:6.0f} MB")
+            print(f"  kg analyze: {analysis['wall']:7.1f} s wall, {analysis['cpu']:7.1f} s CPU, peak RSS {analysis['rss']:6.0f} MB "
+                  f"(load average {os.getloadavg()[0]:.1f})")
             if build is not None:
                 print(f"  analyze / build: {analysis['wall'] / build['wall']:.2f}x wall, {analysis['cpu'] / build['cpu']:.2f}x CPU")
+            if args.against is not None:
+                other = work / f"b{n}.ttl"
+                before = run([*KG, "analyze", str(graph), "-o", str(other)], args.against.resolve())
+                same = other.read_bytes() == analysed.read_bytes()
+                print(f"  kg analyze of {args.against}: {before['wall']:7.1f} s wall, {before['cpu']:7.1f} s CPU, peak RSS "
+                      f"{before['rss']:6.0f} MB (load average {os.getloadavg()[0]:.1f}); this / that: {analysis['cpu'] / before['cpu']:.2f}x CPU, "
+                      f"{analysis['wall'] / before['wall']:.2f}x wall; the same bytes: {same}")
+                other.unlink()
+                other.with_name(other.stem + ".kg-query.sqlite").unlink(missing_ok=True)
             print("  " + analysis["output"].replace("\n", "\n  "))
             analysed.unlink()
             analysed.with_name(analysed.stem + ".kg-query.sqlite").unlink(missing_ok=True)

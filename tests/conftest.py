@@ -236,3 +236,11 @@ def corpus_slice_built(corpus_slice: Path) -> Any:
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
     return kg.build([corpus_slice])
+
+
+@pytest.fixture(scope="session")
+def corpus_slice_ttl(corpus_slice_built: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus slice written as Turtle with its query index (not analysed), once for the session."""
+    import kg
+
+    return kg.write(corpus_slice_built, tmp_path_factory.mktemp("slice-ttl") / "slice.ttl")

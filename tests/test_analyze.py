@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import kg
 import kg.graph.files
+import kg.graph.handle
 from kg.cli import cli
 from kg.graph.resources import data_path
 
@@ -247,6 +248,43 @@ def test_the_analysis_says_each_step_as_it_starts(two_topics_ttl: Path, tmp_path
     said: list[str] = []
     monkeypatch.setattr(progress, "stage", said.append)
     kg.analyze(two_topics_ttl, tmp_path / "out.ttl")
-    assert said[0] == f"reading {two_topics_ttl}"
+    assert said[0] == f"reading the query index of {two_topics_ttl}"  # its fresh index, not a parse of it
     assert [s.split()[0] for s in said] == ["reading", "ranking", "finding", "finding", "writing"]
     assert "6 concepts of 10 papers" in said[1] and said[-1].startswith(f"writing {tmp_path / 'out.ttl'}")
+
+
+@pytest.mark.parametrize("graph", ["sample_ttl", "corpus_slice_ttl"])
+def test_the_analysis_reads_the_query_index_and_finds_what_a_parse_finds(graph: str, request: pytest.FixtureRequest,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph with a fresh query index is analysed from the index (decision 0059), with every result of the parse-fed analysis."""
+    import kg.views.analyze as analysis
+    from kg.graph.facts import read_facts
+
+    path: Path = request.getfixturevalue(graph)
+    parsed = analysis.compute(read_facts(path))
+
+    def no_parse(graph: object) -> None:
+        raise AssertionError(f"{graph} was parsed although its query index is fresh")
+
+    monkeypatch.setattr(analysis, "read_facts", no_parse)
+    indexed = analysis.compute(path)
+    assert indexed.summary() == parsed.summary() and indexed.summary()["similar"] > 0
+    for field in ("base", "pagerank", "communities", "related", "bridges", "similar"):
+        assert getattr(indexed, field) == getattr(parsed, field), field
+    for field in ("papers", "concepts", "subjects", "pagerank", "community", "builds"):
+        assert getattr(indexed.facts, field) == getattr(parsed.facts, field), field
+    assert list(indexed.facts.papers) == list(parsed.facts.papers)  # graph order: the run's IRI and the base are read off it
+
+
+def test_an_analysis_from_the_index_writes_the_bytes_of_one_from_the_file(sample_ttl: Path, sample_analyzed: Path, tmp_path: Path) -> None:
+    """The same graph without its query index (read from a parse) and with it give the same file, also re-analysed."""
+    bare = tmp_path / "bare" / "icml2024.ttl"
+    bare.parent.mkdir()
+    shutil.copy(sample_ttl, bare)  # no index beside it: the facts come from a parse
+    assert not kg.graph.handle.GraphFile(bare).fresh_index()
+    out = tmp_path / "from-file.ttl"
+    kg.analyze(bare, out)
+    assert out.read_bytes() == sample_analyzed.read_bytes()
+    again = tmp_path / "again.ttl"
+    kg.analyze(out, again)  # out has an index now, with the analysis in it
+    assert again.read_bytes() == sample_analyzed.read_bytes()

@@ -37,6 +37,29 @@ def test_build_inputs_to_named_output(runner: CliRunner) -> None:
     assert Path("out/tiny.ttl").exists() and not Path("out/tiny.html").exists()
 
 
+def test_build_lets_the_papers_go_before_the_page(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The papers and extractions are most of a large build's memory: the page is drawn without them (decision 0059)."""
+    import gc
+    import shutil
+
+    import kg.cli.build
+    from kg.pipeline.build import Built
+
+    source = tmp_path / "held-papers.jsonl"
+    shutil.copy(FIXTURES / "tiny.jsonl", source)
+    held: list[int] = []
+
+    def page(graph: Path) -> None:
+        gc.collect()
+        held.append(sum(1 for o in gc.get_objects() if isinstance(o, Built) and o.inputs == (source.name,)))
+
+    monkeypatch.setattr(kg.cli.build, "_page", page)
+    result = runner.invoke(cli, ["build", str(source), "-o", "out/held.ttl", "--no-store", *TINY])
+    assert result.exit_code == 0, result.output
+    assert held == [0]
+    assert "3 papers" in result.output  # the summary, taken before they went
+
+
 def test_build_default_output_is_named_after_first_input(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["build", str(FIXTURES / "tiny.csv"), "--no-render", *TINY])
     assert result.exit_code == 0, result.output

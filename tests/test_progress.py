@@ -33,7 +33,7 @@ QUICK = {"KG_PROGRESS_DELAY": "0"}
 SHOWN = {
     "build": ["reading my.jsonl", "loading the extractor for 3 papers", "extract:", "/3 papers", "writing g.ttl:", "triples",
               "indexing g.ttl for the named queries", "drawing g.ttl"],
-    "analyze": ["analysing g.ttl", "analysing g.ttl: reading g.ttl", "analysing g.ttl: finding similar papers"],
+    "analyze": ["analysing g.ttl", "analysing g.ttl: reading the query index of g.ttl", "analysing g.ttl: finding similar papers"],
     "report": ["reporting on g.ttl", "reporting on g.ttl: charts"],
     "export": ["converting g.ttl to jsonld", "writing jsonld:"],
     "render": ["drawing g.ttl", "drawing g.ttl: laying out the view"],

@@ -98,18 +98,22 @@ def build(
             output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
         refuse_overwrite(output, [*inputs, *options.reads()], output.with_suffix(".html") if render_html else None)
         GraphFile(output).refuse_sharded()  # before the build, not after it
-        built = build_with(inputs or None, options, jobs=jobs)
-        for problem in built.problems:
+        built = [build_with(inputs or None, options, jobs=jobs)]
+        for problem in built[0].problems:
             click.echo(f"warning: {problem}", err=True)
-        write(built, output, derived=derived)
+        notes, summary = built[0].notes, []
+        # Once the graph is written its summary is taken and the papers and extractions let go, before the page and the
+        # store: at 100,000 papers they are most of what the build holds (decision 0059).
+        derived.insert(1, lambda graph: summary.append(built.pop().summary()))
+        write(built[0], output, derived=derived)
     finally:
         for aside in loading:  # the build failed or was stopped before the store was waited for: no store published
             aside.stop()
-    s = built.summary()
+    s = summary[0]
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
-    for note in built.notes:  # advice, after the work is done: fields not read, papers without a venue or year
+    for note in notes:  # advice, after the work is done: fields not read, papers without a venue or year
         click.echo(f"note: {note}", err=True)
 
 

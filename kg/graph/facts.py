@@ -302,7 +302,7 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
     for paper, concept in subjects:
         papers.setdefault(paper, "")
         pref.setdefault(concept, set())
-    community = {c: _community_number(s) for s, c in sorted(members)}
+    community = {c: community_number(s) for s, c in sorted(members)}
     return Facts(
         papers={p: labels.get(p, "") or p.rsplit("/", 1)[-1] for p in papers},
         years={p: y for p, y in years.items() if p in papers},
@@ -382,6 +382,6 @@ def _english(term: Any) -> bool:
     return language is None or str(language).startswith("en")
 
 
-def _community_number(iri: str) -> int:
+def community_number(iri: str) -> int:
     tail = iri.rstrip("/").rsplit("/", 1)[-1]
     return int(tail) if tail.isdigit() else -1

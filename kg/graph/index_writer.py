@@ -203,9 +203,13 @@ class Writer:
         self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)
         self.terms, self.rows, self.staged, self.texts, self.pending = [], [], [], [], 0
         if len(self.ids) > 40 * BATCH:
-            self.ids.clear()  # bounded memory: later terms are looked up in the table
-            self.fast.clear()
-            self.known = True
+            self._forget()  # bounded memory: later terms are looked up in the table
+
+    def _forget(self) -> None:
+        """Let the term look-up dicts go (every term is in term_row): a later term is looked up there."""
+        self.ids.clear()
+        self.fast.clear()
+        self.known = True
 
     def close(self, graph_stamp: dict | None) -> Path | None:
         """Make the derived tables and publish the index for the graph file with this stamp; None if it was not written."""
@@ -213,6 +217,7 @@ class Writer:
             if self.failed is not None or graph_stamp is None:
                 raise OSError(str(self.failed))
             self._flush()
+            self._forget()  # up to 2M terms each: gone before the SQL below fills its caches
             self._finish()
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)", (stamp_text(self.graph, graph_stamp),))
             self.db.commit()

@@ -168,6 +168,11 @@ def _extract(
 
 def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = ()) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it, in one
-    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too)."""
+    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too).
+
+    Once its triples are written, nothing here holds the papers and extractions: a caller that lets `built` go in the
+    first of `derived` (kg build) draws the page and loads the store without them in memory."""
+    triples, ns = built.triples(), built.ns
+    del built
     with GraphFile(Path(path)).transaction(derived=derived) as writing:  # another writer of the same file waits
-        return writing.write(built.triples(), ns=built.ns, fmt=fmt, label=f"writing {path}")
+        return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -18,6 +19,8 @@ from kg.core import progress
 from kg.core.defaults import ANALYZE_RESOLUTION, ANALYZE_SEED
 from kg.graph.facts import Facts, read_facts
 from kg.graph.handle import Derive, GraphFile, Writing
+from kg.graph.index_facts import analysis_facts
+from kg.graph.index_file import damaged, unreadable
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
@@ -62,7 +65,7 @@ class Similar:
 class Analysis:
     """The results of analysing one graph."""
 
-    facts: Facts
+    facts: Facts  # what it read: from the query index (kg.graph.index_facts), only the fields the analysis reads
     base: str
     pagerank: dict[str, float]
     communities: tuple[tuple[str, ...], ...]  # numbered from 1; largest first, members by PageRank
@@ -105,11 +108,13 @@ def compute(
     similar: int = 5,
     bridges: int = 20,
 ) -> Analysis:
-    """Analyse a graph (path, triples or Built): nothing is written. Each step is a stage of kg.core.progress."""
+    """Analyse a graph (path, triples, Built or Facts): nothing is written. Each step is a stage of kg.core.progress.
+
+    A graph file with a fresh query index is read from the index (decision 0059): the results are the same.
+    """
     import networkx as nx
 
-    progress.stage(f"reading {graph}" if isinstance(graph, (str, Path)) else "reading the graph")
-    facts = read_facts(graph)
+    facts = _facts(graph)
     by_concept = facts.papers_of()
     concepts = sorted(by_concept)
     index = {c: i for i, c in enumerate(concepts)}
@@ -149,7 +154,8 @@ def analyze(graph: Any, out: str | Path | None = None, *, derived: Sequence[Deri
     The write is one transaction on `out` (kg.graph.handle.GraphFile.transaction), begun before the graph is
     read: its lock is held from the read to the rename, so an update of the same graph waits for the analysis
     (and the analysis for an update), and nothing replaces a graph file that changed since it was read.
-    A graph file is read twice as a stream (once for the facts, once to copy it out), never held as triples.
+    A graph file is read once as a stream, to copy it out (never held as triples); the facts come from its query
+    index, or where it has no fresh one from a second streamed read.
     """
     if out is None:
         return compute(graph, **options)
@@ -171,6 +177,26 @@ def analyze(graph: Any, out: str | Path | None = None, *, derived: Sequence[Deri
         # No earlier analysis to drop: the graph's own fresh index is copied and only the analysis added to it.
         _write(source.parse, writing, result, None if earlier else source.fresh_index())
     return result
+
+
+def _facts(graph: Any) -> Facts:
+    """What the analysis reads: a graph file's from its fresh query index (kg.graph.index_facts), else from a parse."""
+    if isinstance(graph, Facts):
+        return graph
+    if not isinstance(graph, (str, Path)):
+        progress.stage("reading the graph")
+        return read_facts(graph)
+    index = GraphFile(Path(graph)).fresh_index()
+    if index is not None:
+        progress.stage(f"reading the query index of {graph}")
+        try:
+            return analysis_facts(index)
+        except sqlite3.DatabaseError as exc:  # damaged (not busy): the file itself holds the same facts
+            if not damaged(exc):
+                raise
+            unreadable(index, exc, f"reading {graph} instead")
+    progress.stage(f"reading {graph}")
+    return read_facts(graph)
 
 
 def _triples_of(graph: Any) -> list:
