@@ -32,7 +32,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(1, min(cpus, MAX_WORKERS))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
     """Work units for `--dist loadgroup` (pyproject.toml's addopts): a test module runs whole on one worker, so its
     module fixtures are made once; modules that share a fixture of ONE_WORKER share a worker. Without xdist the
     marks do nothing."""
@@ -50,6 +51,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     shared = {m: "+".join(sorted(fixtures)) for fixtures, modules in groups for m in modules}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(shared.get(module[item], module[item])))
+    yield  # xdist's own hook (on a worker) appends each test's group to its id: the scheduler reads it there
+    if getattr(config.option, "loadgroup", False):
+        _group_ids_on_pytest_9_2(items)
+
+
+def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
+    """What xdist 3.8's hook means to do where pytest (9.2) no longer reads the `_nodeid` it writes: without it
+    every test is a work unit of its own (pytest-dev/pytest-xdist#1386). Drop it once xdist carries the fix."""
+    from _pytest.nodes import coerce_node_id
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True, scope="session")
