@@ -15,6 +15,58 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "ml-abstracts.jsonl"  # the shared
 SLICE = 2000  # papers of the corpus slice several tests build
 
 
+# Session fixtures too costly to make once per pytest-xdist worker (decision 0056): every module whose tests use one
+# of them (directly or through another fixture) runs on the one worker that makes it.
+ONE_WORKER = ("corpus_slice", "dask_client")
+
+
+MAX_WORKERS = 4  # each worker pays the scheme, spaCy and the sample build (a few seconds and ~0.5 GB) once
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per CPU this process may run on (psutil, xdist's count, sees the host's cores, not a
+    container's share), at most MAX_WORKERS."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cpus, MAX_WORKERS))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Work units for `--dist loadgroup` (pyproject.toml's addopts): a test module runs whole on one worker, so its
+    module fixtures are made once; modules that share a fixture of ONE_WORKER share a worker. Without xdist the
+    marks do nothing."""
+    module = {item: item.nodeid.split("::")[0] for item in items}
+    groups: list[tuple[set[str], set[str]]] = []  # (fixtures, modules), disjoint
+    for name in ONE_WORKER:
+        fixtures, modules = {name}, {module[item] for item in items if name in item.fixturenames}
+        if not modules:
+            continue
+        for other in [g for g in groups if g[1] & modules]:
+            groups.remove(other)
+            fixtures |= other[0]
+            modules |= other[1]
+        groups.append((fixtures, modules))
+    shared = {m: "+".join(sorted(fixtures)) for fixtures, modules in groups for m in modules}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(shared.get(module[item], module[item])))
+    yield  # xdist's own hook (on a worker) appends each test's group to its id: the scheduler reads it there
+    if getattr(config.option, "loadgroup", False):
+        _group_ids_on_pytest_9_2(items)
+
+
+def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
+    """What xdist 3.8's hook means to do where pytest (9.2) no longer reads the `_nodeid` it writes: without it
+    every test is a work unit of its own (pytest-dev/pytest-xdist#1386). Drop it once xdist carries the fix."""
+    from _pytest.nodes import coerce_node_id
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Caches (the label tokens of kg.extract.labels) go to a folder of the test session, not ~/.cache/kg."""
@@ -244,3 +296,19 @@ def corpus_slice_ttl(corpus_slice_built: Any, tmp_path_factory: pytest.TempPathF
     import kg
 
     return kg.write(corpus_slice_built, tmp_path_factory.mktemp("slice-ttl") / "slice.ttl")
+
+
+@pytest.fixture(scope="session")
+def corpus_slice_analyzed(corpus_slice_built: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus slice written as slice.ttl and analysed (`kg analyze`), once for the session: the graph whose
+    answers tests/fixtures/answers/ records. Read it; write nothing into its folder but what kg itself keeps there."""
+    return write_analyzed(corpus_slice_built, tmp_path_factory.mktemp("slice-analyzed"))
+
+
+def write_analyzed(built: Any, folder: Path) -> Path:
+    """`built` written as folder/slice.ttl and analysed in place, as the recorded answers' slice graph is made."""
+    import kg
+
+    graph = kg.write(built, folder / "slice.ttl")
+    kg.analyze(graph, graph)
+    return graph

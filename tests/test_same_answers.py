@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import write_analyzed
+
 FIXTURES = Path(__file__).parent / "fixtures" / "answers"
 SAMPLE_GRAPH = FIXTURES / "sample-analyzed.ttl.gz"
 CORPUS = Path(__file__).parent.parent.parent / "shared" / "corpora" / "ml-abstracts.jsonl"
@@ -77,19 +79,15 @@ def record(graph: Path) -> list[dict[str, Any]]:
     return [{"name": n, "params": p, "answer": answer_text(graph, n, p, in_engine=True)} for n, p in cases(graph)]
 
 
-def _slice_graph(folder: Path, built: Any = None) -> Path:
-    """The first SLICE papers of the corpus (`built`: already built from them, as tests/conftest.py's
-    corpus_slice_built, from a file of the same name) written and analysed."""
+def _slice_graph(folder: Path) -> Path:
+    """The first SLICE papers of the corpus built, written and analysed, as tests/conftest.py's
+    corpus_slice_analyzed is made (from a file of the same name, so the graph is the same)."""
     import kg
 
-    if built is None:
-        source = folder / "slice.jsonl"
-        with CORPUS.open(encoding="utf-8") as stream:
-            source.write_text("".join(next(stream) for _ in range(SLICE)), encoding="utf-8")
-        built = kg.build([source])
-    graph = kg.write(built, folder / "slice.ttl")
-    kg.analyze(graph, graph)
-    return graph
+    source = folder / "slice.jsonl"
+    with CORPUS.open(encoding="utf-8") as stream:
+        source.write_text("".join(next(stream) for _ in range(SLICE)), encoding="utf-8")
+    return write_analyzed(kg.build([source]), folder)
 
 
 def _digest(path: Path) -> str:
@@ -114,10 +112,10 @@ def test_the_sample_gives_the_recorded_answers(tmp_path: Path) -> None:
     _compare(graph, recorded)
 
 
-def test_a_corpus_slice_gives_the_recorded_answers(corpus_slice_built, tmp_path: Path) -> None:
+def test_a_corpus_slice_gives_the_recorded_answers(corpus_slice_analyzed: Path) -> None:
     """Skips only where the shared corpus is absent; a slice that builds another graph than the recorded one fails
     (a skip there left the test green without running whenever extraction changed)."""
-    graph = _slice_graph(tmp_path, corpus_slice_built)
+    graph = corpus_slice_analyzed
     data = _load("slice-answers.json.gz")
     _same_graph(graph, data["graph"])
     _compare(graph, data["cases"])

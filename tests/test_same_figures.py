@@ -11,12 +11,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from kg.cli import cli
-
-from .test_same_answers import CORPUS, _slice_graph
 
 
 def _run(*args: str) -> None:
@@ -103,8 +100,5 @@ def test_the_sample_gets_the_same_figures_everywhere(sample_ttl: Path, tmp_path:
     assert _check(sample_ttl, tmp_path) >= 80
 
 
-@pytest.mark.skipif(not CORPUS.is_file(), reason="needs ../shared/corpora/ml-abstracts.jsonl")
-def test_a_corpus_slice_gets_the_same_figures_everywhere(tmp_path: Path) -> None:
-    graph = _slice_graph(tmp_path)
-    (tmp_path / "figures").mkdir()
-    assert _check(graph, tmp_path / "figures") >= 300
+def test_a_corpus_slice_gets_the_same_figures_everywhere(corpus_slice_analyzed: Path, tmp_path: Path) -> None:
+    assert _check(corpus_slice_analyzed, tmp_path) >= 300
