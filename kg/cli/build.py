@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -101,10 +101,12 @@ def build(
         built = [build_with(inputs or None, options, jobs=jobs)]
         for problem in built[0].problems:
             click.echo(f"warning: {problem}", err=True)
-        notes, summary = built[0].notes, []
+        notes = built[0].notes
+        summary: list[dict[str, Any]] = []
         # Once the graph is written its summary is taken and the papers and extractions let go, before the page and the
         # store: at 100,000 papers they are most of what the build holds (decision 0059).
-        derived.insert(1, lambda graph: summary.append(built.pop().summary()))
+        # Their memory is given back to the system, not kept for reuse: 2,384 -> 2,060 MB at 100,000 papers.
+        derived.insert(1, lambda graph: _let_go(built, summary))
         write(built[0], output, derived=derived)
     finally:
         for aside in loading:  # the build failed or was stopped before the store was waited for: no store published
@@ -115,6 +117,14 @@ def build(
         click.echo("top concepts: " + ", ".join(f"{label} ({n})" for label, n in s["top"]))
     for note in notes:  # advice, after the work is done: fields not read, papers without a venue or year
         click.echo(f"note: {note}", err=True)
+
+
+def _let_go(built: list[Any], summary: list[dict[str, Any]]) -> None:
+    """Take the build's summary and let its papers and extractions go, their memory given back to the system."""
+    from kg.core.memory import give_back_freed
+
+    summary.append(built.pop().summary())
+    give_back_freed()
 
 
 def _page(graph: Path) -> None:
