@@ -151,14 +151,20 @@ def test_queries_slowed_by_the_load_of_the_graph_do_not_rank_their_network_behin
         query(admission, clock, f"127.0.{100 + k}.1", 0.5)  # known
         query(admission, clock, f"127.0.{100 + k}.1", 7.0)  # past half the limit while the graph loads
     query(admission, clock, "127.1.1.1", 10.0)  # an attacker's runaway from a new prefix
-    hold = admission.slot("127.9.0.1")
+    order = served_after(admission, "127.9.0.1", ["127.2.1.1", "127.0.100.1"])
+    assert order == ["127.0.100.1", "127.2.1.1"]
+
+
+def served_after(admission: Admission, holder: str, addresses: list[str]) -> list[str]:
+    """The order in which `addresses`, queued in this order while `holder` holds a slot, get one once it is let go."""
+    hold = admission.slot(holder)
     hold.__enter__()
     order: list[str] = []
-    threads = waiting(admission, ["127.2.1.1", "127.0.100.1"], order)
+    threads = waiting(admission, addresses, order)
     hold.__exit__(None, None, None)
     for thread in threads:
         thread.join(10)
-    assert order == ["127.0.100.1", "127.2.1.1"]
+    return order
 
 
 def waiting(admission: Admission, addresses: list[str], order: list[str], bounded: tuple[str, ...] = ()) -> list[threading.Thread]:
@@ -184,13 +190,7 @@ def test_the_waiting_client_that_used_least_worker_time_goes_first() -> None:
     query(admission, clock, "10.0.2.1", 1.0)
     clock.now += 30  # one half-life: 2 and 0.5
     query(admission, clock, "10.0.3.1", 3.0)  # 3 now: more than 10.0.1.1's decayed 2
-    hold = admission.slot("10.0.4.1")
-    hold.__enter__()
-    order: list[str] = []
-    threads = waiting(admission, ["10.0.3.1", "10.0.1.1", "10.0.2.1"], order)
-    hold.__exit__(None, None, None)
-    for thread in threads:
-        thread.join(10)
+    order = served_after(admission, "10.0.4.1", ["10.0.3.1", "10.0.1.1", "10.0.2.1"])
     assert order == ["10.0.2.1", "10.0.1.1", "10.0.3.1"]
 
 
@@ -202,13 +202,7 @@ def test_new_prefixes_of_a_network_that_used_the_workers_wait_behind_others() ->
     for k in (1, 2, 3):
         query(admission, clock, f"127.1.{k}.1", 4.0)  # under half the limit: not heavy
     query(admission, clock, "127.0.100.1", 0.5)
-    hold = admission.slot("127.2.0.1")
-    hold.__enter__()
-    order: list[str] = []
-    threads = waiting(admission, ["127.1.4.1", "127.0.101.1"], order)
-    hold.__exit__(None, None, None)
-    for thread in threads:
-        thread.join(10)
+    order = served_after(admission, "127.2.0.1", ["127.1.4.1", "127.0.101.1"])
     assert order == ["127.0.101.1", "127.1.4.1"]
 
 
@@ -222,13 +216,7 @@ def test_a_network_of_many_quick_clients_goes_before_a_network_that_sent_runaway
         for _ in range(4):
             query(admission, clock, f"127.0.{100 + k}.1", 0.5)  # 16 quick worker seconds in all
     query(admission, clock, "127.1.1.1", 10.0)  # a runaway (past half the limit)
-    hold = admission.slot("127.9.0.1")
-    hold.__enter__()
-    order: list[str] = []
-    threads = waiting(admission, ["127.1.2.1", "127.0.100.1"], order)
-    hold.__exit__(None, None, None)
-    for thread in threads:
-        thread.join(10)
+    order = served_after(admission, "127.9.0.1", ["127.1.2.1", "127.0.100.1"])
     assert order == ["127.0.100.1", "127.1.2.1"]
 
 
@@ -240,13 +228,7 @@ def test_a_fresh_network_waits_behind_new_prefixes_of_known_networks_while_new_p
     admission = Admission(1, wait=60, limit=10, clock=clock)
     query(admission, clock, "127.0.100.1", 0.5)  # a known client of 127.0/16
     query(admission, clock, "127.1.1.1", 10.0)  # a runaway from a new prefix of 127.1/16
-    hold = admission.slot("127.9.0.1")
-    hold.__enter__()
-    order: list[str] = []
-    threads = waiting(admission, ["127.2.1.1", "127.0.101.1", "127.3.1.1", "127.0.100.1"], order)
-    hold.__exit__(None, None, None)
-    for thread in threads:
-        thread.join(10)
+    order = served_after(admission, "127.9.0.1", ["127.2.1.1", "127.0.101.1", "127.3.1.1", "127.0.100.1"])
     assert order[:2] == ["127.0.101.1", "127.0.100.1"] and set(order[2:]) == {"127.2.1.1", "127.3.1.1"}
 
 
