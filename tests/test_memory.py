@@ -23,5 +23,5 @@ def test_memory_freed_between_kept_blocks_goes_back_to_the_system() -> None:
     before = _resident_mb()
     assert give_back_freed()
     after = _resident_mb()
+    del kept  # alive until both readings: the blocks between them held the heap's freed pages in place
     assert before - after > 100, f"resident {before:.0f} MB before, {after:.0f} MB after"
-    assert len(kept) == 1563
