@@ -62,6 +62,8 @@ def reading(index: Path | sqlite3.Connection, deadline: Deadline) -> Iterator[sq
     if limited:
         db.set_progress_handler(deadline.passed, PROGRESS_STEPS)
     try:
+        if limited and deadline.passed():  # SQL of fewer than PROGRESS_STEPS steps is never looked at: stop it here
+            raise sqlite3.OperationalError("interrupted")
         yield db
     except sqlite3.OperationalError as exc:
         if limited and "interrupted" in str(exc):
