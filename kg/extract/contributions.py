@@ -8,10 +8,10 @@ from typing import AbstractSet, Iterable
 WINDOW = 15  # tokens after "we propose" in which the name must appear
 NAMING_WINDOW = 4  # tokens after "called" / "namely" ("called $k$-RPW" is three tokens)
 PAREN_LEAD = 3  # "we propose <≤3 tokens> Long Form Name (LFN)": the acronym names the proposal
-_STOP = {".", ";", ":", "!", "?"}
+STOP = {".", ";", ":", "!", "?"}
 # A name after one of these is what the method works on or builds upon ("an algorithm for PSI",
 # "a modification of SMART", "to improve CS-MRI"), not the method itself.
-_OBJECT_WORDS = {"for", "to", "of", "with", "on", "in", "from", "by", "over", "that", "which", "where", "using", "via", "than"}
+OBJECT_WORDS = {"for", "to", "of", "with", "on", "in", "from", "by", "over", "that", "which", "where", "using", "via", "than"}
 _NOT_NAMES = {"AI", "II", "III", "IV", "IID", "I.I.D.", "KL", "PhD", "GPU", "GPUs", "CPU", "API", "APIs", "URL", "USA", "UK", "EU"}
 _FIRST_WORDS = 8
 
@@ -41,7 +41,7 @@ def methods(
         window = WINDOW if label == "PROPOSE" else NAMING_WINDOW
         for i in range(end, min(end + window, len(doc))):
             token = doc[i]
-            if token.text in _STOP or (label == "PROPOSE" and token.lower_ in _OBJECT_WORDS):
+            if token.text in STOP or (label == "PROPOSE" and token.lower_ in OBJECT_WORDS):
                 break
             if not is_name(token.text):
                 continue

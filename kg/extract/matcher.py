@@ -9,7 +9,7 @@ from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from kg.extract import acronyms, contributions, salience
+from kg.extract import acronyms, benchmarks, contributions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
@@ -216,6 +216,7 @@ class PhraseExtractor:
         self.ambiguous_words = {a for c in scheme.concepts.values() for a in c.ambiguous if a.istitle() and " " not in a}
         self.datasets = {iri for iri, c in scheme.concepts.items() if DATASET in c.kinds}
         self.senses = SenseMatcher(self.nlp, scheme)
+        self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -293,22 +294,35 @@ class PhraseExtractor:
                     # The "(RL)" of the definition itself is not a second mention.
                     own = {d.short_start for d in defs}
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
+        title_cues = self.cues(title_doc) if title_doc is not None else []
+        title_spans = (
+            self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, title_cues), title_doc.text, docs)
+            if title_doc is not None else []
+        )
+        spans += self._benchmarks(doc, cue_tokens, spans, title_spans)
+        if title_doc is not None:
+            title_spans += self._benchmarks(title_doc, title_cues, spans, title_spans, title_doc=True)
         kept = _same_item_once(_longest_first(spans), text)
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
-        title_spans = (
-            self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, self.cues(title_doc)), title_doc.text, docs)
-            if title_doc is not None else []
-        )
         title_kept = _longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
         return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
+
+    def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
+        """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
+        found = []
+        for i in benchmarks.contributed(doc, cues, title=title_doc):
+            kind = self.kinds.kind(-1 if title_doc else doc[i].idx, [s[:3] for s in abstract], [s[:3] for s in title])
+            if kind is not None:
+                found.append((kind, doc[i].idx, doc[i].idx + len(doc[i]), False))
+        return found
 
     def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
         abstract = r.paper.abstract
