@@ -92,20 +92,22 @@ def _analyze_advice(graph: Path | None) -> str:
 def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
     """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
     from dataclasses import replace
+    from operator import itemgetter
 
     from kg.sparql.results import compact
 
-    keep, echoed = [], []
+    echoed, dropped = [], set()
     for i, name in enumerate(results.variables):
-        values = {row[i] for row in results.rows}
-        if name in params and len(values) == 1 and None not in values and results.rows:
-            term = next(iter(values))
-            echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
-        else:
-            keep.append(i)
+        if name in params and results.rows:
+            values = set(map(itemgetter(i), results.rows))
+            if len(values) == 1 and None not in values:
+                term = next(iter(values))
+                echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
+                dropped.add(i)
     if not echoed:
         return results, []
-    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    keep = [i for i in range(len(results.variables)) if i not in dropped]
+    rows = tuple(map(itemgetter(*keep), results.rows)) if len(keep) > 1 else tuple((row[i],) for row in results.rows for i in keep)
     return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
 
 
