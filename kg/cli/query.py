@@ -8,7 +8,16 @@ from typing import Any
 
 import click
 
-from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, setting_option, show, with_progress
+from kg.cli.common import (
+    clean_errors,
+    default_graph_said,
+    params_of,
+    refuse_overwrite,
+    setting_option,
+    show,
+    with_progress,
+    without_collector,
+)
 from kg.core.defaults import PUSH_BATCH, PUSH_BULK_BATCH, PUSH_STORE_BATCH, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB
 from kg.sparql.catalog import is_file
 
@@ -32,6 +41,7 @@ Examples:
 @setting_option("--timeout", setting="QUERY_TIMEOUT", type=click.FloatRange(0), more="Building the store the first time is not counted.")
 @with_progress
 @clean_errors
+@without_collector
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
                   list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
