@@ -571,3 +571,23 @@ def test_the_table_is_the_old_writers_on_odd_cells() -> None:
         for width in (1, 2, 10, 60):
             assert r.table(width) == _old_table(r, width), (case, width)
             assert [list(row) for row in _cells(r, width)] == _old_cells(r, width), (case, width)
+
+
+def test_iris_are_shortened_as_before_in_overlapping_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column of IRIs in one namespace is shortened in one go (issue #38): with a namespace tried before it that
+    extends it, or one that it extends, every IRI still gets the prefix the loop over the prefixes gave it."""
+    from kg.sparql import results
+    from kg.sparql.results import _compacted
+
+    prefixes = (("deep", "http://x.org/a/b/"), ("a", "http://x.org/a/"), ("x", "http://x.org/"), ("ab", "http://x.org/a/bc"))
+    monkeypatch.setattr(results, "_prefixes", lambda: prefixes)
+    results._shortener.cache_clear()
+    try:
+        columns = [["http://x.org/a/1", "http://x.org/a/2"], ["http://x.org/a/1", "http://x.org/a/b/2"],
+                   ["http://x.org/a/1", "http://x.org/a/"], ["http://x.org/a/b/1", "http://x.org/a/bcd"],
+                   ["http://x.org/a/bcd", "http://x.org/a/bc"], ["http://x.org/q", "http://x.org/a/b"], ["http://y.org/", "http://x.org/a/1"],
+                   ["http://x.org/a/b/", "http://x.org/a/b/c"], ["http://x.org/a/bc1", "http://x.org/a/bc2"]]
+        for column in columns:
+            assert _compacted(column) == [_old_compact(iri) for iri in column], column
+    finally:
+        results._shortener.cache_clear()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from kg.graph.terms import Term
 from kg.graph.vocabulary import XSD
@@ -231,9 +231,19 @@ def compact(value: str) -> str:
     return _compacted([value])[0]
 
 
-def _compacted(iris: Iterable[str]) -> list[str]:
-    """`compact` of each IRI: one match of `_shortener` each, in one comprehension (a listing shortens 61,000)."""
+def _compacted(iris: Sequence[str]) -> list[str]:
+    """`compact` of each IRI: one match of `_shortener` each, in one comprehension; or, when every IRI is in the first
+    one's namespace (a listing's 61,000 papers), its prefix and each IRI's rest with C-level maps."""
     match, names = _shortener()
+    first = match(iris[0]) if iris else None
+    if first is not None and first.lastindex is not None:
+        ns, prefix = first.group(), names[first.lastindex]
+        # An IRI that starts with ns is shortened by ns unless a namespace tried before ns starts it too: one that
+        # extends ns (one that ns extends would have matched the first IRI).
+        before = [other for _, other in _prefixes()[: first.lastindex - 1] if other.startswith(ns)]
+        if (all(map(str.startswith, iris, repeat(ns))) and min(map(len, iris)) > len(ns)
+                and not any(any(map(str.startswith, iris, repeat(other))) for other in before)):
+            return list(map(prefix.__add__, map(str.__getitem__, iris, repeat(slice(len(ns), None)))))
     return [iri if (found := match(iri)) is None else names[found.lastindex or 0] + iri[found.end():] for iri in iris]
 
 
@@ -274,7 +284,7 @@ def _texts(column: tuple[Term | None, ...], width: int) -> tuple[list[str], int]
     except TypeError:  # an unbound cell (None)
         return _cut(map(_text, column), width)
     if kinds == {"uri"}:
-        return _cut(_compacted(map(_VALUE, column)), width)
+        return _cut(_compacted(list(map(_VALUE, column))), width)
     if "uri" not in kinds:
         return _cut(map(_VALUE, column), width)
     return _cut(map(_text, column), width)
