@@ -330,12 +330,13 @@ def _table(r: Results, width: int = 60) -> bytes:
     widths = [max(len(h), longest) for h, (_, longest) in zip(head, shown)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     # The last column is not padded: its padding is trailing white space, which rstrip takes off with the cell's own.
-    padded = [list(map(str.ljust, texts, repeat(w))) for texts, w in zip(columns[:-1], widths)] + columns[-1:]
+    # Each line's padded cells are made as the line is joined, and let go after it (no column of padded copies).
+    padded = [*(map(str.ljust, texts, repeat(w)) for texts, w in zip(columns[:-1], widths)), *columns[-1:]]
     n = len(r.rows)
     body = map(str.rstrip, map("  ".join, zip(*padded))) if head else [""] * n
     out = [line(head), line(["-" * w for w in widths]), *body]
-    out.append(f"({n} row{'s' if n != 1 else ''}{', truncated by the row cap' if r.truncated else ''})")
-    return ("\n".join(out) + "\n").encode("utf-8")
+    out += [f"({n} row{'s' if n != 1 else ''}{', truncated by the row cap' if r.truncated else ''})", ""]
+    return "\n".join(out).encode("utf-8")
 
 
 def _html(r: Results) -> bytes:
