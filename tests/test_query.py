@@ -544,6 +544,7 @@ def test_the_table_is_the_old_writers_on_odd_cells() -> None:
     or holds line breaks, repeated and unique columns, no rows and no columns: the same bytes as the old writer."""
     import random
 
+    from kg.cli.query import _without_echoed
     from kg.sparql.results import Results, Term, _cells, compact
 
     base = "https://w3id.org/kg/"
@@ -571,6 +572,8 @@ def test_the_table_is_the_old_writers_on_odd_cells() -> None:
         for width in (1, 2, 10, 60):
             assert r.table(width) == _old_table(r, width), (case, width)
             assert [list(row) for row in _cells(r, width)] == _old_cells(r, width), (case, width)
+        params = {f"v{i}" for i in range(n_vars) if rnd.random() < 0.7}
+        assert _without_echoed(r, params) == _old_without_echoed(r, params), case
 
 
 def test_iris_are_shortened_as_before_in_overlapping_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:

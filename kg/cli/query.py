@@ -117,7 +117,8 @@ def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str
     if not echoed:
         return results, []
     keep = [i for i in range(len(results.variables)) if i not in dropped]
-    rows = tuple(map(itemgetter(*keep), results.rows)) if len(keep) > 1 else tuple((row[i],) for row in results.rows for i in keep)
+    kept: Any = itemgetter(*keep) if len(keep) > 1 else lambda row: tuple(row[i] for i in keep)  # a tuple for 0 or 1 too
+    rows = tuple(map(kept, results.rows))
     return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
 
 
