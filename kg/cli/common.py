@@ -90,15 +90,34 @@ def clean_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def show(text: str) -> None:
-    """Print a result; on a terminal, one taller than the screen goes through a pager ($PAGER, else `less -FRSX`, as git does)."""
+def show(text: str | bytes) -> None:
+    """Print a result (text, or UTF-8 bytes); on a terminal, one taller than the screen goes through a pager ($PAGER, else
+    `less -FRSX`, as git does).
+
+    Bytes go out as they are when that is what printing their text would write: not to a terminal, on a UTF-8 stream
+    with no newline translation, and with no escape character, which click takes out of text for a pipe or a file.
+    A 61,000-row table is 13 MB: decoding, scanning and encoding it again cost 0.04 s."""
     import shutil
 
+    if isinstance(text, bytes):
+        if not sys.stdout.isatty() and b"\x1b" not in text and os.linesep == "\n" and _utf8(sys.stdout):
+            click.echo(text, nl=False)
+            return
+        text = text.decode("utf-8")
     if sys.stdout.isatty() and text.count("\n") > shutil.get_terminal_size().lines - 2:
         os.environ.setdefault("LESS", "FRSX")  # long lines scroll sideways instead of wrapping; quit when it fits
         click.echo_via_pager(text)
     else:
         click.echo(text, nl=False)
+
+
+def _utf8(stream: Any) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "").name == "utf-8"
+    except LookupError:
+        return False
 
 
 def default_graph_said() -> Path:

@@ -83,7 +83,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     else:
         data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
     if output is None:
-        show(data.decode("utf-8"))
+        show(data)
     else:
         with atomic_write(output) as stream:
             stream.write(data)
