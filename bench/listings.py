@@ -28,8 +28,8 @@ def once(python: str, name: str, param: str, graph: Path, pipe: bool) -> tuple[f
     """CPU and wall seconds of one `kg query` process, and what it printed (when read through a pipe)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([python, "-m", "kg", "query", name, "-p", param, "--graph", str(graph)], check=True,
-                          stdout=subprocess.PIPE if pipe else subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run([python, "-m", "kg", "query", name, "-p", param, "--graph", str(graph.resolve())], check=True, cwd="/",
+                          stdout=subprocess.PIPE if pipe else subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # cwd: not this checkout's kg for the other
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
