@@ -23,7 +23,6 @@ MAX_ID = 256  # ids end up in every IRI of the paper's annotations
 MAX_FIELD = 2_000  # titles, author names, venues
 CLUSTER_BLOCKSIZE = 8 << 20  # bytes of JSONL a partition: ~6,500 papers, a few seconds of extraction on one core
 QUERY_TIMEOUT = 60.0
-QUERY_INDEX_MAP_MB = 1024
 PUSH_TIMEOUT = 300.0
 PUSH_BATCH = 20_000
 PUSH_STORE_BATCH = 10_000  # a store's transaction costs more per triple as it grows
@@ -80,8 +79,6 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("MAX_FIELD", MAX_FIELD, "Characters of a title, author name or venue at most."),
     Setting("CLUSTER_BLOCKSIZE", CLUSTER_BLOCKSIZE, "Bytes of JSONL input one partition of a cluster build reads (`kg.pipeline.cluster.build`)."),
     Setting("QUERY_TIMEOUT", QUERY_TIMEOUT, "Seconds a query may run, on a graph file or an endpoint (0 = no limit)."),
-    Setting("QUERY_INDEX_MAP_MB", QUERY_INDEX_MAP_MB, "Megabytes of a graph's query index that `kg query` maps into memory to read "
-            "(SQLite's mmap_size; 0: read page by page). The pages a query reads count as its memory."),
     Setting("PUSH_TIMEOUT", PUSH_TIMEOUT, "Seconds one `kg push` request may take (0 = no limit)."),
     Setting("PUSH_BATCH", PUSH_BATCH, "Triples per INSERT DATA request of `kg push`: about 2-3 MB of N-Triples."),
     Setting("PUSH_STORE_BATCH", PUSH_STORE_BATCH, "Triples per Graph Store Protocol request of `kg push --store`."),

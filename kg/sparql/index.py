@@ -24,7 +24,6 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from kg.core.defaults import QUERY_INDEX_MAP_MB
 from kg.graph.index_file import lowercase, nul_free
 from kg.graph.resources import data_path
 from kg.graph.vocabulary import XSD
@@ -57,7 +56,7 @@ def reading(index: Path | sqlite3.Connection, deadline: Deadline) -> Iterator[sq
     `deadline`: the query's (kg.sparql.deadline); SQLite's progress handler stops the SQL there, as the engine's
     waiting thread gives up a query.
     """
-    db = index if isinstance(index, sqlite3.Connection) else _opened(index)
+    db = index if isinstance(index, sqlite3.Connection) else sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
     collecting = gc.isenabled()
     gc.disable()  # rows and terms are hundreds of thousands of new objects, none garbage: collecting them doubled the time
     limited = deadline.seconds is not None
@@ -78,15 +77,6 @@ def reading(index: Path | sqlite3.Connection, deadline: Deadline) -> Iterator[sq
             gc.enable()
         if db is not index:
             db.close()
-
-
-def _opened(index: Path) -> sqlite3.Connection:
-    """A read-only connection to the index file, which SQLite maps rather than reads page by page (QUERY_INDEX_MAP_MB:
-    a 61,000-row listing spent 0.04 s of system time in the reads). Safe to map: an index is never rewritten in place,
-    a new one is renamed over it (kg.graph.index_writer), so the mapped file cannot shrink under the reader."""
-    db = sqlite3.connect(f"{index.resolve().as_uri()}?mode=ro", uri=True)
-    db.execute(f"PRAGMA mmap_size = {QUERY_INDEX_MAP_MB << 20}")
-    return db
 
 
 def lookup(db: sqlite3.Connection, name: str, bound: Mapping[str, Term]) -> Results:
