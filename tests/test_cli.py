@@ -139,6 +139,20 @@ def test_render_writes_html_beside_graph(runner: CliRunner) -> None:
     assert "<html" in Path("g.html").read_text(encoding="utf-8").lower()
 
 
+def test_a_result_shown_as_bytes_prints_what_its_text_prints(capsysbinary) -> None:
+    """kg query hands its table to `show` as bytes, written as they are when that is what the text would print (issue
+    #38): the same bytes for plain and non-ASCII text, and escape sequences taken out for a pipe as click does."""
+    from kg.cli.common import show
+
+    for text in ["a  b\n", "é … \u2028 ✓\n", "red \x1b[31mx\x1b[0m end\n", "cr\r\n", ""]:
+        show(text)
+        as_text = capsysbinary.readouterr().out
+        show(text.encode("utf-8"))
+        assert capsysbinary.readouterr().out == as_text, text
+    show(b"\x1b[1mbold\x1b[0m")
+    assert capsysbinary.readouterr().out == b"bold"
+
+
 def test_a_long_result_on_a_terminal_goes_through_a_pager(monkeypatch):
     """Like git: a table taller than the terminal is paged (less -FRSX unless $LESS says otherwise); a short one, or a pipe, is printed."""
     import os

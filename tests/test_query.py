@@ -10,6 +10,7 @@ import shutil
 import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -459,3 +460,137 @@ def test_the_table_shortens_iris_with_kg_prefixes() -> None:
     assert compact("https://w3id.org/kg/concept/reinforcement-learning") == "kgc:reinforcement-learning"
     assert compact("http://www.w3.org/1999/02/22-rdf-syntax-ns#type") == "rdf:type"
     assert compact("https://example.org/x") == "https://example.org/x"
+
+
+# ---- the table writer against the one it replaced (issue #38) ---------------------------------------------------
+
+
+def _old_compact(value: str) -> str:
+    from kg.sparql.results import _prefixes
+
+    for prefix, ns in _prefixes():
+        if value.startswith(ns) and len(value) > len(ns):
+            return f"{prefix}:{value[len(ns):]}"
+    return value
+
+
+def _old_cells(r: kg.Results, width: int) -> list[list[str]]:
+    def cell(t: Any) -> str:
+        text = "" if t is None else _old_compact(t.value) if t.kind == "uri" else t.value
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    return [[cell(t) for t in row] for row in r.rows]
+
+
+def _old_table(r: kg.Results, width: int = 60) -> bytes:
+    """kg.sparql.results._table before issue #38 made it column by column: the oracle for its bytes."""
+    if r.kind == "ask":
+        return b"yes\n" if r.boolean else b"no\n"
+    head = list(r.variables)
+    body = _old_cells(r, width)
+    widths = [max([len(h)] + [len(row[i]) for row in body]) for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    out = [line(head), line(["-" * w for w in widths]), *(line(row) for row in body)]
+    n = len(body)
+    out.append(f"({n} row{'s' if n != 1 else ''}{', truncated by the row cap' if r.truncated else ''})")
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def _old_without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
+    """kg.cli.query._without_echoed before issue #38: the oracle for the columns `kg query` leaves out."""
+    from dataclasses import replace
+
+    keep, echoed = [], []
+    for i, name in enumerate(results.variables):
+        values = {row[i] for row in results.rows}
+        if name in params and len(values) == 1 and None not in values and results.rows:
+            term = next(iter(values))
+            echoed.append((name, _old_compact(term.value) if term.kind == "uri" else term.value))
+        else:
+            keep.append(i)
+    if not echoed:
+        return results, []
+    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
+
+
+def test_the_table_and_its_cells_are_the_old_writers_on_the_sample(sample_ttl: Path) -> None:
+    """Issue #38 writes the table column by column; every named query's table on the sample, and the columns kg query
+    leaves out, are byte for byte what the writer before it gave, at the widths kg query and kg serve use."""
+    from kg.cli.query import _without_echoed
+    from kg.sparql.results import _cells
+
+    cases = [("top-concepts", {}), ("co-occurrence", {}), ("concept-tree", {}), ("trend", {}), ("proposed-methods", {}),
+             ("papers-by-concept", {"concept": "reinforcement learning"}), ("papers-by-concept", {"concept": "machine learning"}),
+             ("search", {"words": "learning"}), ("search", {"words": "e"}), ("bridging-papers", {"a": "RL", "b": "large language model"})]
+    paper = kg.query("papers-by-concept", {"concept": "large language model"}, graph=sample_ttl).column("identifier")[0]
+    cases += [("concepts-of-paper", {"paper": paper}), ("evidence", {"paper": paper, "concept": "large language model"}),
+              ("similar-papers", {"paper": paper})]
+    tables = 0
+    for name, params in cases:
+        results = kg.query(name, params, graph=sample_ttl)
+        shown, echoed = _without_echoed(results, set(params))
+        old_shown, old_echoed = _old_without_echoed(results, set(params))
+        assert (shown, echoed) == (old_shown, old_echoed), name
+        for width in (8, 60, 200):
+            assert shown.table(width) == _old_table(shown, width), (name, width)
+            assert [list(row) for row in _cells(results, width)] == _old_cells(results, width), (name, width)
+        tables += len(results) > 0
+    assert tables >= 10
+
+
+def test_the_table_is_the_old_writers_on_odd_cells() -> None:
+    """Unbound cells, blank nodes, IRIs that are a namespace or sit in overlapping ones, text that ends in white space
+    or holds line breaks, repeated and unique columns, no rows and no columns: the same bytes as the old writer."""
+    import random
+
+    from kg.cli.query import _without_echoed
+    from kg.sparql.results import Results, Term, _cells, compact
+
+    base = "https://w3id.org/kg/"
+    iris = [base + "paper/p1", base + "paper/", base + "paper/x y", base + "concept/a", base + "ontology#score", base,
+            base + "ontology#", base + "conceptual", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "https://example.org/x",
+            "http://www.w3.org/2004/02/skos/core#prefLabel", "urn:x", ""]
+    texts = ["", " ", "plain", "trailing  ", "tab\t", "line\nbreak", "line end\n", "\u2028", "é" * 70, "x" * 61, "y" * 60,
+             "<b>&amp;</b>", "\x1b[31mred\x1b[0m", "  lead", "mixed \u00a0"]
+    pool = ([Term("uri", v) for v in iris] + [Term("bnode", v) for v in ("b0", "node 1")] + [Term("literal", v) for v in texts]
+            + [Term("literal", "2024", "http://www.w3.org/2001/XMLSchema#integer"), Term("literal", "hi", None, "en"), None])
+    assert all(compact(v) == _old_compact(v) for v in iris + texts)
+    rnd = random.Random(38)
+    for case in range(300):
+        n_vars, n_rows = rnd.randint(0, 4), rnd.choice([0, 1, 2, 5, 30, 450])
+        columns = []
+        for _ in range(n_vars):
+            kind = rnd.choice(["uri", "literal", "any", "one"])
+            choices = [t for t in pool if kind == "any" or (t is not None and t.kind == kind)] if kind != "one" else [rnd.choice(pool)]
+            repeated = rnd.random() < 0.5
+            column = [rnd.choice(choices) if repeated or t is None else t._replace(value=t.value + str(i) * rnd.randint(0, 1))
+                      for i, t in enumerate(rnd.choice(choices) for _ in range(n_rows))]
+            columns.append(column)
+        rows = tuple(zip(*columns)) if n_vars else tuple(() for _ in range(n_rows))
+        r = Results("select", tuple(f"v{i}" for i in range(n_vars)), rows, truncated=rnd.random() < 0.1)
+        for width in (1, 2, 10, 60):
+            assert r.table(width) == _old_table(r, width), (case, width)
+            assert [list(row) for row in _cells(r, width)] == _old_cells(r, width), (case, width)
+        params = {f"v{i}" for i in range(n_vars) if rnd.random() < 0.7}
+        assert _without_echoed(r, params) == _old_without_echoed(r, params), case
+
+
+def test_iris_are_shortened_as_before_in_overlapping_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column of IRIs in one namespace is shortened in one go (issue #38): with a namespace tried before it that
+    extends it, or one that it extends, every IRI still gets the prefix the loop over the prefixes gave it."""
+    from kg.sparql import results
+    from kg.sparql.results import _compacted
+
+    prefixes = (("deep", "http://x.org/a/b/"), ("a", "http://x.org/a/"), ("x", "http://x.org/"), ("ab", "http://x.org/a/bc"))
+    monkeypatch.setattr(results, "_prefixes", lambda: prefixes)
+    results._shortener.cache_clear()
+    try:
+        columns = [["http://x.org/a/1", "http://x.org/a/2"], ["http://x.org/a/1", "http://x.org/a/b/2"],
+                   ["http://x.org/a/1", "http://x.org/a/"], ["http://x.org/a/b/1", "http://x.org/a/bcd"],
+                   ["http://x.org/a/bcd", "http://x.org/a/bc"], ["http://x.org/q", "http://x.org/a/b"], ["http://y.org/", "http://x.org/a/1"],
+                   ["http://x.org/a/b/", "http://x.org/a/b/c"], ["http://x.org/a/bc1", "http://x.org/a/bc2"]]
+        for column in columns:
+            assert _compacted(column) == [_old_compact(iri) for iri in column], column
+    finally:
+        results._shortener.cache_clear()

@@ -8,7 +8,16 @@ from typing import Any
 
 import click
 
-from kg.cli.common import clean_errors, default_graph_said, params_of, refuse_overwrite, setting_option, show, with_progress
+from kg.cli.common import (
+    clean_errors,
+    default_graph_said,
+    params_of,
+    refuse_overwrite,
+    setting_option,
+    show,
+    with_progress,
+    without_collector,
+)
 from kg.core.defaults import PUSH_BATCH, PUSH_BULK_BATCH, PUSH_STORE_BATCH, SERVE_MEMORY_MB, SERVE_MEMORY_PER_MB
 from kg.sparql.catalog import is_file
 
@@ -32,6 +41,7 @@ Examples:
 @setting_option("--timeout", setting="QUERY_TIMEOUT", type=click.FloatRange(0), more="Building the store the first time is not counted.")
 @with_progress
 @clean_errors
+@without_collector
 def query_command(name: str | None, graph: Path | None, params: tuple[str, ...], fmt: str | None, output: Path | None,
                   list_queries: bool, endpoint: str | None, graph_iri: str | None, timeout: float, limit: int | None) -> None:
     """Run a named query (see --list), a .rq FILE, or '-' (SPARQL on standard input)."""
@@ -73,7 +83,7 @@ def query_command(name: str | None, graph: Path | None, params: tuple[str, ...],
     else:
         data = results.serialize({"tsv": "values-tsv", "sparql-tsv": "tsv"}.get(chosen, chosen))
     if output is None:
-        show(data.decode("utf-8"))
+        show(data)
     else:
         with atomic_write(output) as stream:
             stream.write(data)
@@ -92,20 +102,23 @@ def _analyze_advice(graph: Path | None) -> str:
 def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str, str]]]:
     """A table without the columns that only repeat a parameter (the same value in every row), and those values."""
     from dataclasses import replace
+    from operator import itemgetter
 
     from kg.sparql.results import compact
 
-    keep, echoed = [], []
+    echoed, dropped = [], set()
     for i, name in enumerate(results.variables):
-        values = {row[i] for row in results.rows}
-        if name in params and len(values) == 1 and None not in values and results.rows:
-            term = next(iter(values))
-            echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
-        else:
-            keep.append(i)
+        if name in params and results.rows:
+            values = set(map(itemgetter(i), results.rows))
+            if len(values) == 1 and None not in values:
+                term = next(iter(values))
+                echoed.append((name, compact(term.value) if term.kind == "uri" else term.value))
+                dropped.add(i)
     if not echoed:
         return results, []
-    rows = tuple(tuple(row[i] for i in keep) for row in results.rows)
+    keep = [i for i in range(len(results.variables)) if i not in dropped]
+    kept: Any = itemgetter(*keep) if len(keep) > 1 else lambda row: tuple(row[i] for i in keep)  # a tuple for 0 or 1 too
+    rows = tuple(map(kept, results.rows))
     return replace(results, variables=tuple(results.variables[i] for i in keep), rows=rows), echoed
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import gc
 import sqlite3
 from contextlib import contextmanager
-from functools import cache, partial
+from functools import cache
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -120,7 +121,7 @@ def _run(db: sqlite3.Connection, name: str, sql: str, terms: Mapping[str, Term],
     return Results("select", variables, _decode(db, columns, rows, list(terms.values())), truncated=truncated, name=name)
 
 
-_TERM = partial(tuple.__new__, Term)
+_NEW = tuple.__new__  # _NEW(Term, (kind, value, datatype, lang)): a Term without a Python call
 
 
 def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[Term]) -> tuple[tuple[Term | None, ...], ...]:
@@ -141,7 +142,9 @@ def _decode(db: sqlite3.Connection, columns: list[str], rows: list, bound: list[
     kinds, datatypes, langs = ({row[0]: row[k] for row in types}.__getitem__ for k in (1, 2, 3))
 
     def made(code: tuple, value: tuple) -> Any:  # C-level zips and maps: no Python call per term
-        return map(_TERM, zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))
+        if len(set(code)) == 1:  # one type (a column of papers' IRIs, of their titles): its parts repeated, no look-ups
+            return map(_NEW, repeat(Term), zip(repeat(kinds(code[0])), value, repeat(datatypes(code[0])), repeat(langs(code[0]))))
+        return map(_NEW, repeat(Term), zip(map(kinds, code), value, map(datatypes, code), map(langs, code)))
 
     if found:
         key, code, value = zip(*found)
