@@ -15,16 +15,40 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Callable, Iterator, Sequence, overload
 
 from kg.core import progress as progress_
-from kg.core.errors import WorkerError
+from kg.core.errors import UsageError, WorkerError
 from kg.extract import Extraction, Extractor
 from kg.extract.ingest import Paper
 
 CHUNK = 250  # papers a task: small enough for a smooth progress bar, big enough to amortise pickling
+AUTO_MAX = 4  # worker processes `jobs="auto"` starts at most
+AUTO_CHUNKS = 4  # chunks of papers below which `jobs="auto"` extracts in this process: forking costs more than it gives
 
 # Set in the parent just before forking, so workers inherit the built extractor and the papers
 # (copy-on-write) instead of receiving them pickled.
 _EXTRACTOR: Any = None
 _PAPERS: Sequence[Paper] = ()
+
+
+def workers(jobs: int | str, papers: int | None = None) -> int:
+    """The worker processes `jobs` asks for: a number as it is, "auto" the CPUs this process may use (at most AUTO_MAX),
+    or 1 when there are `papers` to extract in AUTO_CHUNKS chunks or fewer (decision 0060)."""
+    if jobs == "auto":
+        if papers is not None and papers <= AUTO_CHUNKS * CHUNK:
+            return 1
+        return max(1, min(AUTO_MAX, _cpus()))
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 or auto (got {jobs!r})")
+    return jobs
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity, which containers and taskset narrow), else the machine's."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
 
 
 def extract(
