@@ -113,10 +113,50 @@ def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines:
 
 
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", "0", "-o", str(tmp_path / "x.ttl")])
-    assert result.exit_code == 2 and "--jobs" in result.output
-    with pytest.raises(kg.UsageError, match="at least 1"):
-        kg.build(jobs=0)
+    for given in ("0", "some"):
+        result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", given, "-o", str(tmp_path / "x.ttl")])
+        assert result.exit_code == 2 and "--jobs" in result.output and "auto" in result.output
+    for jobs in (0, "some"):
+        with pytest.raises(kg.UsageError, match="at least 1 or auto"):
+            kg.build(jobs=jobs)
+
+
+def test_jobs_auto_is_the_cpus_this_process_may_use_beyond_a_few_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 0060: the default build uses the idle core; a small one does not pay for forking."""
+    import os
+
+    from kg.pipeline import parallel
+
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK) == 1
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK + 1) == min(len(os.sched_getaffinity(0)), parallel.AUTO_MAX)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert parallel.workers("auto", 10**6) == parallel.AUTO_MAX and parallel.workers(7, 10) == 7
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert parallel.workers("auto", 10**6) == 1
+
+
+def test_the_default_build_extracts_in_workers_with_the_same_bytes(
+        tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from kg.pipeline import parallel
+
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    runner = CliRunner()
+    _build(runner, str(corpus), "-o", str(tmp_path / "one.ttl"), "--jobs", "1")
+    started: list[int] = []
+    streamed = parallel.streamed
+
+    def counted(*args: object, jobs: int, **kwargs: object) -> parallel.Streamed:
+        started.append(jobs)
+        return streamed(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "streamed", counted)
+    monkeypatch.setattr(parallel, "AUTO_CHUNKS", 1)  # the 600 papers count as a large build
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    _build(runner, str(corpus), "-o", str(tmp_path / "auto.ttl"))
+    assert started == [2]
+    assert (tmp_path / "auto.ttl").read_bytes() == (tmp_path / "one.ttl").read_bytes()
 
 
 @pytest.fixture(scope="module")
