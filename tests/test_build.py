@@ -84,6 +84,20 @@ def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
     assert seen["chunks read at the first paper's triples"] == 1
 
 
+class Failing:
+    """An extractor that fails on one paper; at module level, so the spawned workers unpickle it."""
+
+    per_paper = True
+
+    def __init__(self, run: object, bad: str) -> None:
+        self.run, self.bad = run, bad
+
+    def __call__(self, papers):
+        if any(p.id == self.bad for p in papers):
+            raise ValueError("boom")
+        return self.run(papers)  # type: ignore[operator]
+
+
 def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
@@ -91,21 +105,7 @@ def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines:
 
     bad = json.loads(corpus_lines[400])["id"]
     make = extract.make_extractor
-
-    def failing(*args, **kwargs):
-        run = make(*args, **kwargs)
-
-        class Failing:
-            per_paper = True
-
-            def __call__(self, papers):
-                if any(p.id == bad for p in papers):
-                    raise ValueError("boom")
-                return run(papers)
-
-        return Failing()
-
-    monkeypatch.setattr(extract, "make_extractor", failing)
+    monkeypatch.setattr(extract, "make_extractor", lambda *args, **kwargs: Failing(make(*args, **kwargs), bad))
     corpus = _write(tmp_path / "c.jsonl", corpus_lines)
     with pytest.raises(kg.InputError, match=r"c\.jsonl:401: extraction failed on this record \(ValueError: boom\)"):
         kg.write(kg.build([corpus], jobs=2), tmp_path / "two.ttl")
