@@ -120,10 +120,12 @@ def build(
 
 
 def _let_go(built: list[Any], summary: list[dict[str, Any]]) -> None:
-    """Take the build's summary and let its papers and extractions go, their memory given back to the system."""
+    """Take the build's summary and let its papers, extractions and extractor go, their memory given back to the system."""
     from kg.core.memory import give_back_freed
+    from kg.extract import forget_extractors
 
     summary.append(built.pop().summary())
+    forget_extractors()
     give_back_freed()
 
 
