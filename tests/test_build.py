@@ -121,18 +121,20 @@ def test_jobs_must_be_positive(tmp_path: Path) -> None:
             kg.build(jobs=jobs)
 
 
-def test_jobs_auto_is_the_cpus_this_process_may_use_beyond_a_few_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Decision 0060: the default build uses the idle core; a small one does not pay for forking."""
+def test_jobs_auto_is_a_worker_a_cpu_but_the_writers_beyond_a_few_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 0060: the default build extracts on the idle cores while it writes; a small one does not start workers."""
     import os
 
     from kg.pipeline import parallel
 
-    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK) == 1
-    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK + 1) == min(len(os.sched_getaffinity(0)), parallel.AUTO_MAX)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK) == 0
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK + 1) == 1
+    assert parallel.workers(1, 10**6) == 0 and parallel.workers(2, 10) == 2 and parallel.processes("auto") == 2
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
-    assert parallel.workers("auto", 10**6) == parallel.AUTO_MAX and parallel.workers(7, 10) == 7
+    assert parallel.workers("auto", 10**6) == parallel.AUTO_MAX - 1 and parallel.workers(7, 10) == 7
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert parallel.workers("auto", 10**6) == 1
+    assert parallel.workers("auto", 10**6) == 0 and parallel.processes("auto") == 1
 
 
 def test_the_default_build_extracts_in_workers_with_the_same_bytes(
@@ -155,7 +157,7 @@ def test_the_default_build_extracts_in_workers_with_the_same_bytes(
     monkeypatch.setattr(parallel, "AUTO_CHUNKS", 1)  # the 600 papers count as a large build
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     _build(runner, str(corpus), "-o", str(tmp_path / "auto.ttl"))
-    assert started == [2]
+    assert started == [1]  # one worker extracts, this process writes
     assert (tmp_path / "auto.ttl").read_bytes() == (tmp_path / "one.ttl").read_bytes()
 
 

@@ -250,7 +250,7 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
     if update_graph is not None and output is not None and output != update_graph:
         raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
     folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
-    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=parallel.workers(workers),
+    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=parallel.processes(workers),
                            update=update_graph is not None)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)

@@ -72,8 +72,8 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
-    Setting("BUILD_JOBS", BUILD_JOBS, "Worker processes for extraction while the graph is written, or auto: the CPUs this process "
-                                      "may use (at most 4) when there are more than 1,000 papers to extract, else 1 (same output "
+    Setting("BUILD_JOBS", BUILD_JOBS, "Worker processes for extraction while the graph is written (1: none), or auto: one fewer "
+                                      "than the CPUs this process may use (at most 3), none for 1,000 papers or fewer (same output "
                                       "for any number; faster only with idle cores)."),
     Setting("MAX_ABSTRACT", MAX_ABSTRACT, "Characters of an abstract at most; a longer record is refused (or skipped with --skip-bad)."),
     Setting("MAX_ID", MAX_ID, "Characters of a paper's id at most (ids go into every IRI of its annotations)."),

@@ -86,7 +86,7 @@ def build(
 def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: int | str = BUILD_JOBS, progress: bool | None = None,
                ids: Collection[str] | None = None) -> Built:
     """`build` with its options as one `Options` (what `kg build` calls)."""
-    parallel.workers(jobs)  # a bad --jobs fails before the inputs are read
+    parallel.processes(jobs)  # a bad --jobs fails before the inputs are read
     if isinstance(inputs, (str, Path)):
         inputs = [inputs]  # one file, not the characters of its name
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
@@ -100,17 +100,17 @@ def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: i
         if not kept:
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
-    jobs = parallel.workers(jobs, len(got.papers))
+    workers = parallel.workers(jobs, len(got.papers))
     with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
         run = extract.make_extractor(scheme, options.threshold, options.model)
     papers: tuple[ingest.Paper, ...]
     extractions: Sequence[extract.Extraction]
     problems: tuple[str, ...]
-    if jobs > 1 and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
+    if workers and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
         # The workers extract while kg.pipeline.build.write makes the triples of the papers already extracted.
-        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
-    else:
-        papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
+        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=workers, progress=progress), ()
+    else:  # one worker would only make this process wait
+        papers, extractions, problems = _extract(run, got.papers, skip_bad, max(workers, 1), progress)
     return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), options.ns, got.notes)
 
 

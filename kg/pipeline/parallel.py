@@ -21,22 +21,32 @@ from kg.extract import Extraction, Extractor
 from kg.extract.ingest import Paper
 
 CHUNK = 250  # papers a task: small enough for a smooth progress bar, big enough to amortise pickling
-AUTO_MAX = 4  # worker processes `jobs="auto"` starts at most
+AUTO_MAX = 4  # processes `jobs="auto"` counts at most: the writer and its workers
 AUTO_CHUNKS = 4  # chunks of papers up to which `jobs="auto"` extracts in this process: starting workers costs more
 
 _EXTRACTOR: Any = None  # a worker's extractor, unpickled once when it starts (_init)
 
 
-def workers(jobs: int | str, papers: int | None = None) -> int:
-    """The worker processes `jobs` asks for: a number as it is, "auto" the CPUs this process may use (at most AUTO_MAX),
-    or 1 when there are `papers` to extract in AUTO_CHUNKS chunks or fewer (decision 0060)."""
+def processes(jobs: int | str) -> int:
+    """The processes `jobs` asks for: a number (at least 1) as it is, "auto" the CPUs this process may use, at most
+    AUTO_MAX (decision 0060)."""
     if jobs == "auto":
-        if papers is not None and papers <= AUTO_CHUNKS * CHUNK:
-            return 1
         return max(1, min(AUTO_MAX, _cpus()))
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise UsageError(f"--jobs must be at least 1 or auto (got {jobs!r})")
     return jobs
+
+
+def workers(jobs: int | str, papers: int | None = None) -> int:
+    """The extraction workers to start beside the process that writes the graph (0: extract in that process).
+
+    `--jobs N`: N workers, none for 1. "auto": one fewer than `processes` gives, so that the writer has a CPU of its own
+    (on 2 CPUs one worker extracts while the parent writes: their work is about even), and none when there are `papers`
+    to extract in AUTO_CHUNKS chunks or fewer."""
+    wanted = processes(jobs)
+    if jobs == "auto":
+        return 0 if papers is not None and papers <= AUTO_CHUNKS * CHUNK else wanted - 1
+    return wanted if wanted > 1 else 0
 
 
 def _cpus() -> int:

@@ -96,7 +96,7 @@ def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Option
     """`update` with its options as one `Options` (what `kg build --update` calls). `kept`: what makes the derived files
     of a graph the update leaves as it was (kg.graph.handle.GraphFile.transaction); `beside`: the files the caller writes
     beside the output (its page), refused as the output is where one of them is a file the update reads."""
-    parallel.workers(jobs)  # a bad --jobs fails before anything is read
+    parallel.processes(jobs)  # a bad --jobs fails before anything is read
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
     for written in (out, *beside):
@@ -136,7 +136,7 @@ def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs
     new = [p for p in got.papers if p.id in chosen]
     replaced = {folder + segment for segment in planned.changed.values()}  # a changed paper keeps its IRI
     run = extract.make_extractor(scheme, options.threshold, options.model)
-    extractions = parallel.extract(run, new, jobs=parallel.workers(jobs, len(new)), progress=progress)
+    extractions = parallel.extract(run, new, jobs=max(parallel.workers(jobs, len(new)), 1), progress=progress)  # waits for them all
     build = triples.build_node(new, ns)
     added = [
         *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
