@@ -130,9 +130,12 @@ def _let_go(built: list[Any], summary: list[dict[str, Any]]) -> None:
 
 
 def _page(graph: Path) -> None:
-    """The HTML view beside the graph, drawn from the version just written."""
+    """The HTML view beside the graph, drawn from the version just written (on a heap with what the query index's
+    writer freed, its SQLite caches and term tables, given back to the system first)."""
+    from kg.core.memory import give_back_freed
     from kg.views.render import render as render_graph
 
+    give_back_freed()
     click.echo(f"wrote {render_graph(graph, graph.with_suffix('.html'))}")
 
 
