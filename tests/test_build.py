@@ -112,6 +112,19 @@ def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines:
     assert not (tmp_path / "two.ttl").exists()
 
 
+def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, corpus_lines: list[str]) -> None:
+    """The workers are spawned: they must not run again the script that calls kg.build (it failed in each worker)."""
+    import subprocess
+    import sys
+
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    script = tmp_path / "script.py"
+    script.write_text(f"import kg\nbuilt = kg.build([{str(corpus)!r}], jobs=2)\nprint(len(list(built.extractions)))\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(len(corpus_lines))]
+
+
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
     for given in ("0", "some"):
         result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", given, "-o", str(tmp_path / "x.ttl")])

@@ -172,12 +172,29 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
     try:
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
                                    initargs=(held.name,))
-        results = pool.map(_work, [papers[a:b] for a, b in ranges])  # every chunk handed out now: the workers start at once
+        with _no_main_script():
+            results = pool.map(_work, [papers[a:b] for a, b in ranges])  # every chunk handed out now: the workers start at once
         pool.shutdown(wait=False)  # each worker ends when no chunk is left
     except BaseException:
         Path(held.name).unlink(missing_ok=True)
         raise
     return _results(pool, results, ranges, Path(held.name))
+
+
+@contextmanager
+def _no_main_script() -> Iterator[None]:
+    """While workers are spawned, no main script for them to run again: a spawned process imports the script that
+    started its parent (as on macOS and Windows), and a script calling `kg.build` outside `if __name__ == "__main__":`
+    would build again in each worker and fail there. The workers need nothing of it: the extractor is kg's."""
+    import sys
+    import types
+
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def _results(pool: Any, results: Iterator[list], ranges: list[tuple[int, int]], held: Path) -> Iterator[list]:
