@@ -1,6 +1,7 @@
 """What a default `kg build` costs against spaCy's bare tokenizer on the same texts, stage by stage (issue #38).
 
     python bench/build_cost.py [--corpus ../shared/corpora/ml-abstracts.jsonl] [--papers 21368] [--skip-stages] [--listings]
+                               [--jobs N] [--against DIR]
 
 One run, in this order, each measurement a fresh process:
   1. the corpus: the first --papers records; past the end of the file, copies with new ids (bench/bench.py's make_corpus);
@@ -8,6 +9,8 @@ One run, in this order, each measurement a fresh process:
   3. the default `kg build CORPUS -o graph.ttl` (graph, query index, SPARQL store, page) as a whole process: wall
      time, CPU time of its whole tree, and the peak of the summed RSS of its process tree (polled every 0.1 s);
   3b. with --listings, the two largest listings on that graph as processes, each printing its table;
+  3c. with --jobs N, the same build with --jobs N; with --against DIR, the same default build with the kg of another
+     checkout DIR (main, say), right after this one's, and whether the two graphs are the same bytes;
   4. the same work one stage after another in one process, each stage timed: its share of the build. Here nothing
      overlaps (the build itself loads the store in another process while it indexes and draws), so the shares say
      where the work is, the whole process what it costs.
@@ -110,17 +113,17 @@ def stages(corpus: Path, workdir: Path) -> dict:
     return {"stages": out, "triples": n, "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def whole(cmd: list[str]) -> dict:
-    """Run a command: wall seconds, CPU seconds of its tree, and the peak of its tree's summed RSS (MB)."""
+def whole(cmd: list[str], checkout: Path = ROOT) -> dict:
+    """Run a command (`checkout`: whose kg): wall seconds, CPU seconds of its tree, and the peak of its tree's summed RSS (MB)."""
     import psutil
 
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONPATH": str(checkout)}
     peak = {"tree": 0.0, "processes": 0}
     cpu: dict[int, float] = {}
     done = threading.Event()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=checkout)
 
         def poll() -> None:
             root = psutil.Process(proc.pid)
@@ -153,7 +156,9 @@ def whole(cmd: list[str]) -> dict:
         raise SystemExit(f"{' '.join(map(str, cmd))} failed:\n{stderr[-2000:]}{stdout[-2000:]}")
     # wait4's usage is the build's and that of every process it waited for (the store's loader among them)
     return {"seconds": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak MB": peak["tree"],
-            "processes at the peak": peak["processes"], "own peak MB": usage.ru_maxrss / 1024, "output": stdout.strip()}
+            "processes at the peak": peak["processes"], "own peak MB": usage.ru_maxrss / 1024, "output": stdout.strip(),
+            # the builder's own CPU (its last poll): on an idle machine with a core for its helpers, about its wall time
+            "builder cpu": cpu.get(proc.pid, 0.0)}
 
 
 def child(kind: str, *args: str) -> dict:
@@ -171,6 +176,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, action="append", help="also time the whole build with --jobs N (repeatable)")
     parser.add_argument("--no-store", action="store_true",
                         help="also time `kg build --no-store` and then the first ad-hoc query, which loads the store (on first need)")
+    parser.add_argument("--against", type=Path, help="also time the default build with the kg of this other checkout (e.g. main's)")
     parser.add_argument("--keep", type=Path, help="keep the corpus and the outputs of the whole build in this folder")
     parser.add_argument("--listings", action="store_true",
                         help="also time the two largest listings on the built graph as processes (search \"learning\", "
@@ -193,7 +199,8 @@ def main() -> None:
         build = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(workdir / "graph.ttl")])
         print(f"kg build (graph, index, store, page): {build['seconds']:.2f} s = {build['seconds'] / tok['seconds']:.1f}x the tokenizer; "
               f"CPU {build['cpu']:.1f} s of its tree = {build['cpu'] / tok['cpu']:.1f}x the tokenizer's; peak {build['peak MB']:,.0f} MB summed over its process tree "
-              f"({build['processes at the peak']} processes then; {build['own peak MB']:,.0f} MB the largest process)", flush=True)
+              f"({build['processes at the peak']} processes then; {build['own peak MB']:,.0f} MB the largest process); "
+              f"the builder's own CPU {build['builder cpu']:.1f} s = {build['builder cpu'] / tok['cpu']:.1f}x", flush=True)
         print("   " + build["output"].replace("\n", "\n   "))
         if args.listings:
             for name, param in LISTINGS:
@@ -205,7 +212,15 @@ def main() -> None:
             other = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(workdir / f"graph-jobs{jobs}.ttl"), "--jobs", str(jobs)])
             same = (workdir / f"graph-jobs{jobs}.ttl").read_bytes() == (workdir / "graph.ttl").read_bytes()
             print(f"kg build --jobs {jobs}: {other['seconds']:.2f} s = {other['seconds'] / tok['seconds']:.1f}x the tokenizer; "
-                  f"CPU {other['cpu']:.1f} s; peak {other['peak MB']:,.0f} MB over its process tree; the same graph bytes: {same}", flush=True)
+                  f"CPU {other['cpu']:.1f} s (the builder's own {other['builder cpu']:.1f} s); peak {other['peak MB']:,.0f} MB over its process tree; "
+                  f"the same graph bytes: {same}", flush=True)
+        if args.against is not None:
+            other = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(workdir / "graph-against.ttl")], args.against.resolve())
+            same = (workdir / "graph-against.ttl").read_bytes() == (workdir / "graph.ttl").read_bytes()
+            print(f"kg build of {args.against}: {other['seconds']:.2f} s = {other['seconds'] / tok['seconds']:.1f}x the tokenizer; "
+                  f"CPU {other['cpu']:.1f} s = {other['cpu'] / tok['cpu']:.1f}x; peak {other['peak MB']:,.0f} MB over its process tree "
+                  f"({other['own peak MB']:,.0f} MB the largest process); its builder's own CPU {other['builder cpu']:.1f} s; this build / that: {build['seconds'] / other['seconds']:.2f} "
+                  f"(wall), {build['cpu'] / other['cpu']:.2f} (CPU); the same graph bytes: {same}; load average {os.getloadavg()[0]:.1f}", flush=True)
         if args.no_store:
             lazy = workdir / "graph-lazy.ttl"
             bare = whole([sys.executable, "-m", "kg", "build", str(corpus), "-o", str(lazy), "--no-store"])

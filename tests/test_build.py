@@ -84,6 +84,20 @@ def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
     assert seen["chunks read at the first paper's triples"] == 1
 
 
+class Failing:
+    """An extractor that fails on one paper; at module level, so the spawned workers unpickle it."""
+
+    per_paper = True
+
+    def __init__(self, run: object, bad: str) -> None:
+        self.run, self.bad = run, bad
+
+    def __call__(self, papers):
+        if any(p.id == self.bad for p in papers):
+            raise ValueError("boom")
+        return self.run(papers)  # type: ignore[operator]
+
+
 def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
@@ -91,32 +105,73 @@ def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines:
 
     bad = json.loads(corpus_lines[400])["id"]
     make = extract.make_extractor
-
-    def failing(*args, **kwargs):
-        run = make(*args, **kwargs)
-
-        class Failing:
-            per_paper = True
-
-            def __call__(self, papers):
-                if any(p.id == bad for p in papers):
-                    raise ValueError("boom")
-                return run(papers)
-
-        return Failing()
-
-    monkeypatch.setattr(extract, "make_extractor", failing)
+    monkeypatch.setattr(extract, "make_extractor", lambda *args, **kwargs: Failing(make(*args, **kwargs), bad))
     corpus = _write(tmp_path / "c.jsonl", corpus_lines)
     with pytest.raises(kg.InputError, match=r"c\.jsonl:401: extraction failed on this record \(ValueError: boom\)"):
         kg.write(kg.build([corpus], jobs=2), tmp_path / "two.ttl")
     assert not (tmp_path / "two.ttl").exists()
 
 
+def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, corpus_lines: list[str]) -> None:
+    """The workers are spawned: they must not run again the script that calls kg.build (it failed in each worker)."""
+    import subprocess
+    import sys
+
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    script = tmp_path / "script.py"
+    script.write_text(f"import kg\nbuilt = kg.build([{str(corpus)!r}], jobs=2)\nprint(len(list(built.extractions)))\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(len(corpus_lines))]
+
+
 def test_jobs_must_be_positive(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", "0", "-o", str(tmp_path / "x.ttl")])
-    assert result.exit_code == 2 and "--jobs" in result.output
-    with pytest.raises(kg.UsageError, match="at least 1"):
-        kg.build(jobs=0)
+    for given in ("0", "some"):
+        result = CliRunner().invoke(cli, ["build", "--no-render", "--jobs", given, "-o", str(tmp_path / "x.ttl")])
+        assert result.exit_code == 2 and "--jobs" in result.output and "auto" in result.output
+    for jobs in (0, "some"):
+        with pytest.raises(kg.UsageError, match="at least 1 or auto"):
+            kg.build(jobs=jobs)
+
+
+def test_jobs_auto_is_a_worker_a_cpu_but_the_writers_beyond_a_few_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision 0060: the default build extracts on the idle cores while it writes; a small one does not start workers."""
+    import os
+
+    from kg.pipeline import parallel
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK) == 0
+    assert parallel.workers("auto", parallel.AUTO_CHUNKS * parallel.CHUNK + 1) == 1
+    assert parallel.workers(1, 10**6) == 0 and parallel.workers(2, 10) == 2 and parallel.processes("auto") == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert parallel.workers("auto", 10**6) == parallel.AUTO_MAX - 1 and parallel.workers(7, 10) == 7
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert parallel.workers("auto", 10**6) == 0 and parallel.processes("auto") == 1
+
+
+def test_the_default_build_extracts_in_workers_with_the_same_bytes(
+        tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from kg.pipeline import parallel
+
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    runner = CliRunner()
+    _build(runner, str(corpus), "-o", str(tmp_path / "one.ttl"), "--jobs", "1")
+    started: list[int] = []
+    streamed = parallel.streamed
+
+    def counted(*args: object, jobs: int, **kwargs: object) -> parallel.Streamed:
+        started.append(jobs)
+        return streamed(*args, jobs=jobs, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "streamed", counted)
+    monkeypatch.setattr(parallel, "AUTO_CHUNKS", 1)  # the 600 papers count as a large build
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    _build(runner, str(corpus), "-o", str(tmp_path / "auto.ttl"))
+    assert started == [1]  # one worker extracts, this process writes
+    assert (tmp_path / "auto.ttl").read_bytes() == (tmp_path / "one.ttl").read_bytes()
 
 
 @pytest.fixture(scope="module")

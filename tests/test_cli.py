@@ -60,6 +60,41 @@ def test_build_lets_the_papers_go_before_the_page(runner: CliRunner, tmp_path: P
     assert "3 papers" in result.output  # the summary, taken before they went
 
 
+def test_build_starts_the_store_and_lets_the_papers_go_before_the_index_tables(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's process reads only the graph file: it loads beside the index's tables and the page, not after the
+    tables, and the tables are made without the papers and extractions in memory (decision 0060)."""
+    import gc
+    import shutil
+
+    import kg.sparql.store
+    from kg.graph import index_writer
+    from kg.pipeline.build import Built
+
+    source = tmp_path / "early-store.jsonl"
+    shutil.copy(FIXTURES / "tiny.jsonl", source)
+    events: list[str] = []
+    load_aside, close = kg.sparql.store.load_aside, index_writer.Writer.close
+
+    def aside(graph: Path) -> kg.sparql.store.Loading:
+        events.append("store started")
+        return load_aside(graph)
+
+    def tables(self: index_writer.Writer, stamp: dict | None) -> Path | None:
+        gc.collect()
+        held = sum(1 for o in gc.get_objects() if isinstance(o, Built) and o.inputs == (source.name,))
+        events.append(f"index tables with {held} builds held")
+        return close(self, stamp)
+
+    monkeypatch.setattr(kg.sparql.store, "load_aside", aside)
+    monkeypatch.setattr(index_writer.Writer, "close", tables)
+    result = runner.invoke(cli, ["build", str(source), "-o", "out/early.ttl", "--no-render", *TINY])
+    assert result.exit_code == 0, result.output
+    assert events == ["store started", "index tables with 0 builds held"]
+    assert "3 papers" in result.output and Path("out/early.oxigraph").is_dir()
+    assert int(kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", graph=Path("out/early.ttl")).rows[0][0].value) > 100
+
+
 def test_build_default_output_is_named_after_first_input(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["build", str(FIXTURES / "tiny.csv"), "--no-render", *TINY])
     assert result.exit_code == 0, result.output

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kg.cli.common import clean_errors, params_of, refuse_overwrite, setting_option, step, with_progress
+from kg.cli.common import Jobs, clean_errors, params_of, refuse_overwrite, setting_option, step, with_progress
 from kg.core.defaults import BASE, GRAPH_DIR, MAP_CONCEPTS, RENDER_HOPS, RENDER_HOPS_CONCEPTS, RENDER_MAX_NODES, SAMPLE_NAME
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ Examples:
 @click.option("--base", default=BASE, show_default=True, help="Base IRI for papers and annotations.")
 @click.option("--render/--no-render", "render_html", default=True, show_default=True, help="Also write an HTML view beside the graph.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed records and report them instead of stopping.")
-@setting_option("-j", "--jobs", setting="BUILD_JOBS", type=click.IntRange(1))
+@setting_option("-j", "--jobs", setting="BUILD_JOBS", type=Jobs(), metavar="N|auto")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr even when it is no terminal, or none [on when stderr is a terminal and -q is not given].")
 @click.option("--update", "update_graph", type=click.Path(path_type=Path), help="Add only the papers of INPUTS not already in this graph file, in place (or to -o).")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
@@ -54,7 +54,7 @@ def build(
     base: str,
     render_html: bool,
     skip_bad: bool,
-    jobs: int,
+    jobs: int | str,
     progress: bool | None,
     update_graph: Path | None,
     engine: str,
@@ -81,18 +81,19 @@ def build(
         _cluster_build(inputs, output, update_graph, scheduler, options, jobs)
         return
     # The files derived from the graph besides its query index, made in the write's transaction (kg.graph.handle).
-    # The store loads in another process while this one draws the page (decision 0048); it is waited for last.
+    # The store loads in another process while this one makes the index's tables and draws the page (decisions 0048,
+    # 0060): it starts as soon as the graph file is in place, and is waited for last.
     derived: list[Derive] = [lambda graph: click.echo(f"wrote {graph}")]
     loading: list[Loading] = []
-    if with_store:
-        derived.append(lambda graph: loading.append(load_aside(graph)))
+    aside: list[Derive] = [lambda graph: loading.append(load_aside(graph))] if with_store else []
     if render_html:
         derived.append(_page)
     if with_store:
         derived.append(lambda graph: _store(graph, loading.pop() if loading else None))
     try:
         if update_graph is not None:  # up to date: its store is loaded if it is missing
-            _update(update_graph, inputs, output, render_html, options, jobs, derived, [_store] if with_store else [])
+            _update(update_graph, inputs, output, render_html, options, jobs, [*derived[:1], *aside, *derived[1:]],
+                    [_store] if with_store else [])
             return
         if output is None:
             output = GRAPH_DIR / (f"{SAMPLE_NAME}.ttl" if not inputs else f"{inputs[0].stem}.ttl")
@@ -103,14 +104,13 @@ def build(
             click.echo(f"warning: {problem}", err=True)
         notes = built[0].notes
         summary: list[dict[str, Any]] = []
-        # Once the graph is written its summary is taken and the papers and extractions let go, before the page and the
-        # store: at 100,000 papers they are most of what the build holds (decision 0059).
+        # Once the graph file is in place its summary is taken and the papers and extractions let go, before the index's
+        # tables, the page and the store: at 100,000 papers they are most of what the build holds (decisions 0059, 0060).
         # Their memory is given back to the system, not kept for reuse: 2,384 -> 2,060 MB at 100,000 papers.
-        derived.insert(1, lambda graph: _let_go(built, summary))
-        write(built[0], output, derived=derived)
+        write(built[0], output, derived=derived, placed=[lambda graph: _let_go(built, summary), *aside])
     finally:
-        for aside in loading:  # the build failed or was stopped before the store was waited for: no store published
-            aside.stop()
+        for started in loading:  # the build failed or was stopped before the store was waited for: no store published
+            started.stop()
     s = summary[0]
     click.echo(f"{s['papers']} papers, {s['concepts']} concepts, {s['links']} subject links, {s['mentions']} mentions")
     if s["top"]:
@@ -120,17 +120,22 @@ def build(
 
 
 def _let_go(built: list[Any], summary: list[dict[str, Any]]) -> None:
-    """Take the build's summary and let its papers and extractions go, their memory given back to the system."""
+    """Take the build's summary and let its papers, extractions and extractor go, their memory given back to the system."""
     from kg.core.memory import give_back_freed
+    from kg.extract import forget_extractors
 
     summary.append(built.pop().summary())
+    forget_extractors()
     give_back_freed()
 
 
 def _page(graph: Path) -> None:
-    """The HTML view beside the graph, drawn from the version just written."""
+    """The HTML view beside the graph, drawn from the version just written (on a heap with what the query index's
+    writer freed, its SQLite caches and term tables, given back to the system first)."""
+    from kg.core.memory import give_back_freed
     from kg.views.render import render as render_graph
 
+    give_back_freed()
     click.echo(f"wrote {render_graph(graph, graph.with_suffix('.html'))}")
 
 
@@ -237,10 +242,10 @@ def _page_for(graph: Path, concept: str | None, query: str | None) -> Path:
 
 
 def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: Path | None, scheduler: str | None, options: Options,
-                   workers: int) -> None:
+                   workers: int | str) -> None:
     """`kg build --engine dask`: a sharded graph folder, built (or updated) on a Dask cluster."""
     from kg.core.errors import UsageError
-    from kg.pipeline import cluster
+    from kg.pipeline import cluster, parallel
     from kg.pipeline.build import SAMPLE_NAME
 
     if update_graph is not None and not inputs:
@@ -248,7 +253,8 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
     if update_graph is not None and output is not None and output != update_graph:
         raise UsageError("--engine dask --update adds shards to the folder itself; leave out -o")
     folder = update_graph or output or GRAPH_DIR / (f"{SAMPLE_NAME}-shards" if not inputs else f"{inputs[0].stem}-shards")
-    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=workers, update=update_graph is not None)
+    result = cluster.build(inputs or None, folder, options, scheduler=scheduler, workers=parallel.processes(workers),
+                           update=update_graph is not None)
     for problem in result.problems:
         click.echo(f"warning: {problem}", err=True)
     m = result.manifest
@@ -260,7 +266,7 @@ def _cluster_build(inputs: tuple[Path, ...], output: Path | None, update_graph: 
                f"the graph has {m.papers} papers, {m.triples} triples in {len(m.shards)} shards")
 
 
-def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: Options, jobs: int,
+def _update(graph: Path, inputs: tuple[Path, ...], output: Path | None, render_html: bool, options: Options, jobs: int | str,
             derived: list[Derive], kept: list[Derive]) -> None:
     """`kg build --update GRAPH INPUT...`: add the new papers of INPUTS to GRAPH, in place or to OUTPUT (`derived`: what
     makes the files derived from the graph written; `kept`: those of a graph left as it was)."""

@@ -162,6 +162,23 @@ class SettingOption(click.Option):
         self.setting = found
 
 
+class Jobs(click.ParamType):
+    """A number of worker processes (at least 1), or auto (kg.pipeline.parallel.workers)."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1:
+            self.fail(f"{value!r} is neither a number of processes (at least 1) nor auto", param, ctx)
+        return number
+
+
 def setting_option(*decls: str, setting: str, more: str = "", **kwargs: Any) -> Callable[[F], F]:
     """click.option for the setting called `setting`: its value is the default, its text the help."""
     return click.option(*decls, cls=SettingOption, setting_name=setting, more=more, **kwargs)

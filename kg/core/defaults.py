@@ -14,7 +14,7 @@ SAMPLE_NAME = "icml2024"  # the bundled sample's graph name
 GRAPH_DIR = Path("graphs")  # where `kg build` writes when no -o is given
 GRAPH = GRAPH_DIR / f"{SAMPLE_NAME}.ttl"  # the graph `kg query`, `kg serve` and `kg eval` read when none is named
 BASE = "https://w3id.org/kg/"  # --base: the IRI folder of papers, annotations, authors, venues
-BUILD_JOBS = 1
+BUILD_JOBS: int | str = "auto"  # or a number of worker processes (kg.pipeline.parallel.workers)
 # Input limits, in characters after white space is folded. A long abstract is ~2,000 characters and a whole paper
 # ~60,000; 200,000 leaves room for anything abstract-like, and builds in under a second (measured: 0.9 s; a 1 MB
 # text takes 2.5 s and 25k annotations).
@@ -72,8 +72,9 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
-    Setting("BUILD_JOBS", BUILD_JOBS, "Worker processes for extraction while the graph is written (same output for any number; "
-                                      "faster only with idle cores)."),
+    Setting("BUILD_JOBS", BUILD_JOBS, "Worker processes for extraction while the graph is written (1: none), or auto: one fewer "
+                                      "than the CPUs this process may use (at most 3), none for 1,000 papers or fewer (same output "
+                                      "for any number; faster only with idle cores)."),
     Setting("MAX_ABSTRACT", MAX_ABSTRACT, "Characters of an abstract at most; a longer record is refused (or skipped with --skip-bad)."),
     Setting("MAX_ID", MAX_ID, "Characters of a paper's id at most (ids go into every IRI of its annotations)."),
     Setting("MAX_FIELD", MAX_FIELD, "Characters of a title, author name or venue at most."),

@@ -38,6 +38,12 @@ def make_extractor(scheme: Scheme, threshold: float | None = None, model: str | 
     return _kept[key][1]
 
 
+def forget_extractors() -> None:
+    """Let the kept extractors go (kg build once its papers are extracted: about 50 MB it need not hold while it
+    draws the page)."""
+    _kept.clear()
+
+
 __all__ = [
     "Extraction",
     "Extractor",
@@ -46,6 +52,7 @@ __all__ = [
     "Method",
     "PhraseExtractor",
     "make_extractor",
+    "forget_extractors",
     "make_matchers",
     "make_nlp",
 ]

@@ -147,18 +147,20 @@ class GraphFile:
 
     @contextmanager
     def transaction(self, source: GraphFile | None = None, *, doing: str = "updated", derived: Sequence[Derive] = (),
-                    kept: Sequence[Derive] = ()) -> Iterator[Writing]:
+                    kept: Sequence[Derive] = (), placed: Sequence[Derive] = ()) -> Iterator[Writing]:
         """Begin the one write of this graph a command makes: hold its lock (kg.graph.atomic.locked: a second
         writer waits, bounded), and, when the write is made from `source` (the graph this run reads; often this
         one), take its stamp now, before it is read, so the `Writing` replaces nothing that changed since.
         `doing`: what the run does to the source, for the message when it changed ("updated", "analysed").
         `derived`: what makes the other files derived from the graph (its HTML page, its SPARQL store), each called
         with the graph's path once it was written, still under the lock, so they describe the version written; `kept`:
-        what makes those that must be there when the transaction writes nothing (an up-to-date graph's store), likewise."""
+        what makes those that must be there when the transaction writes nothing (an up-to-date graph's store), likewise;
+        `placed`: what starts as soon as the graph file is in place, before its query index's tables are made (kg build:
+        the store's load in another process, which reads only the file, and letting the papers go)."""
         with locked(self.path):
             if source is not None:
                 source = GraphFile.existing(source.path)  # still there once the lock is held
-            writing = Writing(self, source, source.stamp() if source is not None else None, doing)
+            writing = Writing(self, source, source.stamp() if source is not None else None, doing, placed=list(placed))
             yield writing
             for make in derived if writing.written else kept:
                 make(self.path)
@@ -204,8 +206,10 @@ class GraphFile:
 
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
-              source: GraphFile | None = None, before: dict | None = None, doing: str = "updated") -> Path:
-        """Write `triples` then `added` to this file, atomically, and its query index from them.
+              source: GraphFile | None = None, before: dict | None = None, doing: str = "updated",
+              placed: Callable[[], Any] = lambda: None) -> Path:
+        """Write `triples` then `added` to this file, atomically, and its query index from them (`placed`: called once
+        the file is in place, before the index's tables are made).
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
         triples streamed past, says whether it still holds: else no index is written, and the next query makes one).
@@ -227,6 +231,12 @@ class GraphFile:
             with atomic_write(self.path) as out:
                 files.write(stream_(), out, name, ns=ns, label=label)
                 stamped = self._finish(out, source, before, doing)
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+        try:
+            placed()
         except BaseException:
             if writer is not None:
                 writer.abort()
@@ -315,6 +325,7 @@ class Writing:
     before: dict | None  # its stamp when the transaction began
     doing: str = "updated"
     done: list[Path] = field(default_factory=list)  # the graph once written (then the derived files are made)
+    placed: list[Derive] = field(default_factory=list)  # started once the graph file is in place (then emptied)
 
     @property
     def written(self) -> bool:
@@ -328,7 +339,8 @@ class Writing:
 
     def write(self, triples: Iterable, added: Iterable = (), **options: Any) -> Path:
         """`GraphFile.write` of the target, checked against the source (options: those of `GraphFile.write`)."""
-        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing, **options))
+        return self._did(self.target.write(triples, added, source=self.source, before=self.before, doing=self.doing,
+                                           placed=self._place, **options))
 
     def append(self, added: list, *, ns: Namespaces, base: Path) -> Path:
         """`GraphFile.append` of `added` to the source's bytes, checked against the source."""
@@ -341,6 +353,12 @@ class Writing:
         self.unchanged()
         return self._did(self.target.copy_from(self.source, index))
 
+    def _place(self) -> None:
+        """Start what waits only for the graph file to be in place (each once)."""
+        while self.placed:
+            self.placed.pop(0)(self.target.path)
+
     def _did(self, path: Path) -> Path:
+        self._place()  # an append or a copy: its file is in place now
         self.done.append(path)
         return path

@@ -12,7 +12,7 @@ from kg import extract
 from kg.core import progress as progress_
 from kg.core.defaults import BUILD_JOBS
 from kg.core.defaults import SAMPLE_NAME as SAMPLE_NAME  # re-exported: kg.pipeline.build.SAMPLE_NAME
-from kg.core.errors import InputError, KgError, UsageError
+from kg.core.errors import InputError, KgError
 from kg.extract import ingest
 from kg.extract import scheme as scheme_
 from kg.graph.handle import Derive, GraphFile
@@ -64,7 +64,7 @@ def build(
     model: str | Path | None = None,
     base: str = DEFAULT_BASE,
     skip_bad: bool = False,
-    jobs: int = BUILD_JOBS,
+    jobs: int | str = BUILD_JOBS,
     progress: bool | None = None,
     ids: Collection[str] | None = None,
     venue: str | None = None,
@@ -73,7 +73,7 @@ def build(
 ) -> Built:
     """Read inputs (the bundled sample when None), extract concept links, and return the graph.
 
-    `jobs` worker processes share the extraction (same output for any number); `progress` shows a
+    `jobs` worker processes share the extraction (same output for any number; "auto": kg.pipeline.parallel.workers); `progress` shows a
     bar on stderr (None: when kg.core.progress is on). With `ids`, only the papers with those ids are kept (kg.evaluate builds the
     papers an expert file lists out of a larger file). `venue` and `year` go to papers without one; records of the same
     paper under other ids (DOI, arXiv id, title and first author, abstract) are kept once unless `keep_duplicates`.
@@ -83,11 +83,10 @@ def build(
     return build_with(inputs, options, jobs=jobs, progress=progress, ids=ids)
 
 
-def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: int = BUILD_JOBS, progress: bool | None = None,
+def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: int | str = BUILD_JOBS, progress: bool | None = None,
                ids: Collection[str] | None = None) -> Built:
     """`build` with its options as one `Options` (what `kg build` calls)."""
-    if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    parallel.processes(jobs)  # a bad --jobs fails before the inputs are read
     if isinstance(inputs, (str, Path)):
         inputs = [inputs]  # one file, not the characters of its name
     paths = tuple(Path(p) for p in inputs) if inputs is not None else sample_inputs()
@@ -101,16 +100,17 @@ def build_with(inputs: Iterable[str | Path] | None, options: Options, *, jobs: i
         if not kept:
             raise InputError(f"no papers to build: none of the {len(got.papers)} papers of {', '.join(p.name for p in paths)} has one of the {len(ids)} ids asked for")
         got = replace(got, papers=kept)
+    workers = parallel.workers(jobs, len(got.papers))
     with progress_.step(f"loading the extractor for {len(got.papers)} papers", show=progress):
         run = extract.make_extractor(scheme, options.threshold, options.model)
     papers: tuple[ingest.Paper, ...]
     extractions: Sequence[extract.Extraction]
     problems: tuple[str, ...]
-    if jobs > 1 and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
+    if workers and not skip_bad and getattr(run, "per_paper", False) and len(got.papers) > parallel.CHUNK:
         # The workers extract while kg.pipeline.build.write makes the triples of the papers already extracted.
-        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=jobs, progress=progress), ()
-    else:
-        papers, extractions, problems = _extract(run, got.papers, skip_bad, jobs, progress)
+        papers, extractions, problems = got.papers, parallel.streamed(run, got.papers, partial(_named, run, got.papers), jobs=workers, progress=progress), ()
+    else:  # one worker would only make this process wait
+        papers, extractions, problems = _extract(run, got.papers, skip_bad, max(workers, 1), progress)
     return Built(papers, extractions, scheme, (*scheme.warnings, *got.problems, *problems), tuple(p.name for p in paths), options.ns, got.notes)
 
 
@@ -166,13 +166,15 @@ def _extract(
     return tuple(kept), tuple(found), tuple(problems)
 
 
-def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = ()) -> Path:
+def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Sequence[Derive] = (),
+          placed: Sequence[Derive] = ()) -> Path:
     """Write the graph to `path` atomically (format from `fmt` or the suffix), and its query index beside it, in one
-    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too).
+    transaction (kg.graph.handle.GraphFile.transaction; `derived`: what makes its page or store, then, in it too;
+    `placed`: what starts once the file is in place, before the index's tables).
 
     Once its triples are written, nothing here holds the papers and extractions: a caller that lets `built` go in the
-    first of `derived` (kg build) draws the page and loads the store without them in memory."""
+    first of `placed` (kg build) makes the index's tables, draws the page and loads the store without them in memory."""
     triples, ns = built.triples(), built.ns
     del built
-    with GraphFile(Path(path)).transaction(derived=derived) as writing:  # another writer of the same file waits
+    with GraphFile(Path(path)).transaction(derived=derived, placed=placed) as writing:  # another writer of the same file waits
         return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from kg import extract
-from kg.core.errors import UsageError
+from kg.core.defaults import BUILD_JOBS
 from kg.extract import ingest
 from kg.graph.facts import digest
 from kg.graph.handle import APPENDABLE, Derive, GraphFile, Writing, refuse_overwrite
@@ -70,7 +70,7 @@ def update(
     model: str | Path | None = None,
     base: str = DEFAULT_BASE,
     skip_bad: bool = False,
-    jobs: int = 1,
+    jobs: int | str = BUILD_JOBS,
     progress: bool | None = None,
     derived: Sequence[Derive] = (),
     venue: str | None = None,
@@ -91,13 +91,12 @@ def update(
     return update_with(graph, inputs, options, output=output, jobs=jobs, progress=progress, derived=derived)
 
 
-def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Options, *, output: str | Path | None = None, jobs: int = 1,
+def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Options, *, output: str | Path | None = None, jobs: int | str = BUILD_JOBS,
                 progress: bool | None = None, derived: Sequence[Derive] = (), kept: Sequence[Derive] = (), beside: Sequence[Path] = ()) -> Updated:
     """`update` with its options as one `Options` (what `kg build --update` calls). `kept`: what makes the derived files
     of a graph the update leaves as it was (kg.graph.handle.GraphFile.transaction); `beside`: the files the caller writes
     beside the output (its page), refused as the output is where one of them is a file the update reads."""
-    if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    parallel.processes(jobs)  # a bad --jobs fails before anything is read
     graph, out = Path(graph), Path(output) if output is not None else Path(graph)
     paths = (Path(inputs),) if isinstance(inputs, (str, Path)) else tuple(Path(p) for p in inputs)
     for written in (out, *beside):
@@ -107,7 +106,7 @@ def update_with(graph: str | Path, inputs: Iterable[str | Path], options: Option
         return _update(writing, paths, options, jobs=jobs, progress=progress)
 
 
-def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs: int, progress: bool | None) -> Updated:
+def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs: int | str, progress: bool | None) -> Updated:
     ns = options.ns
     source, target = writing.source, writing.target
     assert source is not None  # the transaction was begun from the graph read
@@ -137,7 +136,7 @@ def _update(writing: Writing, paths: tuple[Path, ...], options: Options, *, jobs
     new = [p for p in got.papers if p.id in chosen]
     replaced = {folder + segment for segment in planned.changed.values()}  # a changed paper keeps its IRI
     run = extract.make_extractor(scheme, options.threshold, options.model)
-    extractions = parallel.extract(run, new, jobs=jobs, progress=progress)
+    extractions = parallel.extract(run, new, jobs=max(parallel.workers(jobs, len(new)), 1), progress=progress)  # waits for them all
     build = triples.build_node(new, ns)
     added = [
         *triples.provenance(build, new, scheme, ns=ns, inputs=tuple(p.name for p in paths), informed_by=existing.builds),
