@@ -233,11 +233,11 @@ def main(argv: list[str]) -> None:
                 cols = [col[x] for cc in cs for x in below.get(cc, {cc}) if x in col]
                 ranks.append(int(min(rank_of[k, cols])) if cols else 10**6)
             r = np.array(ranks)
-            share = lambda n: f"{(r <= n).mean():.2f}"  # noqa: E731
-            print(f"| {name} | {cause} | {len(r)} | {share(1)} | {share(3)} | {share(5)} | {share(10)} | {share(20)} | {int(np.median(r))} |")
+            shares = " | ".join(f"{(r <= n).mean():.2f}" for n in (1, 3, 5, 10, 20))
+            print(f"| {name} | {cause} | {len(r)} | {shares} | {int(np.median(r))} |")
 
     print("\n### New candidates (concepts the matcher did not give the paper), at top k / a floor")
-    print("| measure | top k | floor | new a paper | right share of new | missed topics reached (of %d) | never matched reached | rolled up reached |" % len(missed))
+    print(f"| measure | top k | floor | new a paper | right share of new | missed topics reached (of {len(missed)}) | never matched reached | rolled up reached |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, m in sims.items():
         for top in (1, 2, 3, 5, 10):

@@ -26,16 +26,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from definition_ceiling import ROOT, Definitions  # noqa: E402
-from expert_cv import cross_validate  # noqa: E402
+from definition_ceiling import ROOT, Definitions
+from expert_cv import cross_validate
 
-from kg.extract import ingest, scheme  # noqa: E402
-from kg.extract.expert import read_expert  # noqa: E402
-from kg.extract.features import FEATURES, ConceptFacts  # noqa: E402
-from kg.extract.matcher import PhraseExtractor  # noqa: E402
-from kg.extract.salience import PRIOR_RATE  # noqa: E402
-from kg.extract.training.expert import PRECISION_FLOOR, THRESHOLDS, Judge, subjects, table  # noqa: E402
-from kg.extract.training.scorer import Table, fit  # noqa: E402
+from kg.extract import ingest, scheme
+from kg.extract.expert import read_expert
+from kg.extract.features import FEATURES, ConceptFacts
+from kg.extract.matcher import PhraseExtractor
+from kg.extract.salience import PRIOR_RATE
+from kg.extract.training.expert import PRECISION_FLOOR, THRESHOLDS, Judge, subjects, table
+from kg.extract.training.scorer import Table, fit
 
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
 

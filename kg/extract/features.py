@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from kg.extract.definitions import NONE, Described
 from kg.extract.salience import PRIOR_RATE, Prior
 from kg.extract.scheme import KG, Scheme
 
@@ -42,6 +43,13 @@ FEATURES: tuple[str, ...] = (
     "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
+    # The concept's definition and labels against the paper's words (kg.extract.definitions):
+    "definition_bm25",  # BM25, the definition and labels as the query
+    "definition_rank",  # 1/(rank of that score among every concept for this paper)
+    "definition_z",  # that score in standard deviations above the mean over every concept for this paper
+    "described_bm25",  # the BM25 again, on a described candidate only (0 on the matcher's: a slope of its own)
+    "described_z",  # the z-score again, on a described candidate only
+    "described",  # the concept is no mention's: the paper's best-scoring concept the matcher did not find
 )
 
 
@@ -88,16 +96,19 @@ def candidate_rows(
     text_length: int,
     facts: ConceptFacts,
     priors: dict[str, Prior],
+    described: Described | None = None,
 ) -> tuple[list[str], list[list[float]]]:
-    """The candidates of one paper (mentioned or named in the title), sorted, and their feature rows."""
+    """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
     for note in notes:
         by_concept.setdefault(note[0], []).append(note)
-    concepts = sorted(set(by_concept) | title_concepts)
+    present = set(by_concept) | title_concepts  # the matcher's candidates
+    extra = described.concept if described is not None and described.concept not in present else None
+    concepts = sorted(present | {extra}) if extra is not None else sorted(present)
     total = max(1, len(notes))
     sums = {c: sum(n[3] for n in by_concept.get(c, ())) + (2.0 if c in title_concepts else 0.0) for c in concepts}
     ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (-sums[c], c)))}
-    present = set(concepts)
+    similarity = described.similarity if described is not None else {}
     rows = []
     last = max(0, sentences - 1)
     for c in concepts:
@@ -107,6 +118,8 @@ def candidate_rows(
         prior = priors.get(c)
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
+        sim = similarity.get(c, NONE)
+        new = c == extra
         rows.append([
             math.log1p(n),
             max((m[3] for m in ms), default=0.0),
@@ -121,7 +134,7 @@ def candidate_rows(
             (sum(m[6] for m in ms) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
             n / total,
-            1.0 / ranked[c],
+            0.0 if new else 1.0 / ranked[c],
             -math.log10(max(rate, 1e-5)),
             prior.topicality if prior is not None else 1.0,
             float(facts.depth.get(c, 0)),
@@ -133,6 +146,12 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
+            sim.bm25,
+            sim.rank,
+            sim.z,
+            sim.bm25 if new else 0.0,
+            sim.z if new else 0.0,
+            float(new),
         ])
     return concepts, rows
 

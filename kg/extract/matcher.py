@@ -12,6 +12,7 @@ from typing import Sequence
 from kg.extract import acronyms, benchmarks, contributions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
+from kg.extract.definitions import DefinitionIndex, Described, word_key
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
@@ -22,6 +23,7 @@ from kg.extract.scorer import Scorer
 from kg.extract.scorer import load as load_scorer
 from kg.graph.resources import data_path
 
+DESCRIBED_WEIGHT = 0.0  # a sentence that describes a concept is evidence, not a mention of its label
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
 
@@ -198,6 +200,7 @@ class _Read:
     methods: tuple[tuple[int, int], ...]
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
+    described: Described | None = None  # what the concepts' definitions say of the paper (kg.extract.definitions)
 
 
 class PhraseExtractor:
@@ -218,6 +221,7 @@ class PhraseExtractor:
         self.senses = SenseMatcher(self.nlp, scheme)
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+        self.definitions = DefinitionIndex(scheme, self.nlp)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -259,7 +263,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described)
             for r in read
         ]
 
@@ -313,7 +317,10 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
+        words = [(k, t.idx, _holder(t.idx, kept)) for t in doc if (k := word_key(t.lower_)) is not None]
+        title_words = [(k, _holder(t.idx, title_kept)) for t in title_doc if (k := word_key(t.lower_)) is not None] if title_doc is not None else []
+        described = self.definitions.describe(words, ctx.sentence_starts, text, {n[0] for n in notes} | title, title_words)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), described)
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
@@ -330,11 +337,20 @@ class PhraseExtractor:
         for concept, a, b, weight, *_ in r.notes:
             start, end = r.cleaned.original(a, b)
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
+        title_spans = r.title_spans
+        d = r.described
+        if d is not None and d.concept is not None and d.concept in concepts and d.concept not in by_concept:
+            # A described concept's evidence is the sentence that holds most of its definition's weight, else the title.
+            if d.sentence is not None:
+                start, end = r.cleaned.original(*d.sentence)
+                by_concept[d.concept] = [Mention(d.concept, start, end, abstract[start:end], DESCRIBED_WEIGHT)]
+            elif r.paper.title:
+                title_spans = (*title_spans, (d.concept, 0, len(r.paper.title)))
         links = []
         values = [(round(p, 3), ok) for p, ok in scores]
         for concept, (value, _), subject in zip(concepts, values, choose(values, self.threshold)):
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
-            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
+            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in title_spans if c == concept)
             links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms))
         methods: list[Method] = []
         for a, b in r.methods:
@@ -344,6 +360,11 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
+
+
+def _holder(offset: int, spans: list[tuple[str, int, int]]) -> str | None:
+    """The concept whose mention holds the character at `offset`, if any."""
+    return next((c for c, a, b in spans if a <= offset < b), None)
 
 
 def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
