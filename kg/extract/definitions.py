@@ -48,6 +48,7 @@ class Described:
     similarity: dict[str, Similarity]
     concept: str | None = None
     sentence: tuple[int, int] | None = None
+    place: int = -1  # the index of that sentence (-1: none)
 
 
 def word_key(lower: str) -> str | None:
@@ -82,12 +83,14 @@ class DefinitionIndex:
     """Every concept's definition and labels as a BM25 query over a paper's words."""
 
     def __init__(self, scheme: Scheme, nlp, df_path: Path | None = None) -> None:
+        import numpy as np
+
         papers, mean_length, df = read_df(df_path or data_path("patterns") / "definition-df.tsv")
         self.iris = tuple(sorted(scheme.concepts))
         self.index = {c: i for i, c in enumerate(self.iris)}
         self.mean_length = mean_length
-        # word → (concept index, idf) for every concept whose definition or labels hold it
-        self.postings: dict[str, list[tuple[int, float]]] = {}
+        # word → (concept indexes, their idf) for the concepts whose definition or labels hold it
+        postings: dict[str, list[int]] = {}
         self.weights: list[dict[str, float]] = []  # per concept: its words and their idf
         self.ancestors = [frozenset(scheme.ancestors(c)) for c in self.iris]
         texts = [" ".join([scheme.concepts[c].definition or "", *scheme.concepts[c].labels]) for c in self.iris]
@@ -96,8 +99,9 @@ class DefinitionIndex:
             for w in set(keys(t.text for t in doc)):
                 n = df.get(w, 0)
                 weights[w] = math.log((papers - n + 0.5) / (n + 0.5) + 1)
-                self.postings.setdefault(w, []).append((i, weights[w]))
+                postings.setdefault(w, []).append(i)
             self.weights.append(weights)
+        self.postings = {w: (np.array(ix), np.array([self.weights[i][w] for i in ix])) for w, ix in postings.items()}
 
     def describe(self, words: Sequence[tuple[str, int, str | None]], sentence_starts: Sequence[int], text: str, found: Iterable[str],
                  title_words: Sequence[tuple[str, str | None]] = ()) -> Described:
@@ -116,11 +120,11 @@ class DefinitionIndex:
         for w, c in title_words:
             held.setdefault(w, []).append(c)
         length = sum(len(v) for v in held.values())
-        scores = np.zeros(len(self.iris))
         norm = K1 * (1 - B + B * length / self.mean_length)
-        for w, occurrences in held.items():
-            for i, idf in self.postings.get(w, ()):
-                scores[i] += idf * _saturation(len(occurrences), norm)
+        postings = [(p, _saturation(len(occurrences), norm)) for w, occurrences in held.items() if (p := self.postings.get(w)) is not None]
+        scores = np.bincount(
+            np.concatenate([p[0] for p, _ in postings]), np.concatenate([p[1] * s for p, s in postings]), len(self.iris)
+        ) if postings else np.zeros(len(self.iris))
         order = np.argsort(-scores, kind="stable")
         rank = np.empty(len(self.iris), dtype=np.int64)
         rank[order] = np.arange(1, len(self.iris) + 1)
@@ -129,20 +133,27 @@ class DefinitionIndex:
         index = self.index
         similarity = {c: Similarity(float(scores[index[c]]), 1.0 / rank[index[c]], (float(scores[index[c]]) - mean) / spread) for c in found if c in index}
         best, best_score = None, 0.0
-        for i in [int(i) for i in order if self.iris[i] not in found][:SHORTLIST]:
+        shortlist = []
+        for i in order:
+            if self.iris[i] not in found:
+                shortlist.append(int(i))
+                if len(shortlist) == SHORTLIST:
+                    break
+        mentioned = {c for occurrences in held.values() for c in occurrences if c is not None}
+        for i in shortlist:
             above = self.ancestors[i]
-            score = sum(idf * _saturation(n, norm) for w, idf in self.weights[i].items() if (n := sum(c not in above for c in held.get(w, ()))))
+            score = float(scores[i]) if not above & mentioned else sum(idf * _saturation(n, norm) for w, idf in self.weights[i].items() if (n := sum(c not in above for c in held.get(w, ()))))
             if score > best_score:
                 best, best_score = i, score
         if best is None:
             return Described(similarity)
         concept = self.iris[best]
         similarity[concept] = Similarity(best_score, 1.0 / rank[best], (best_score - mean) / spread)
-        return Described(similarity, concept, self._sentence(best, words, sentence_starts, text))
+        return Described(similarity, concept, *self._sentence(best, words, sentence_starts, text))
 
-    def _sentence(self, concept: int, words: Sequence[tuple[str, int, str | None]], starts: Sequence[int], text: str) -> tuple[int, int] | None:
-        """The first sentence whose distinct words hold the most of the concept's idf (start, end without its
-        trailing space); None when no sentence holds any (only the title does)."""
+    def _sentence(self, concept: int, words: Sequence[tuple[str, int, str | None]], starts: Sequence[int], text: str) -> tuple[tuple[int, int] | None, int]:
+        """The first sentence whose distinct words hold the most of the concept's idf ((start, end without its
+        trailing space), its index); (None, -1) when no sentence holds any (only the title does)."""
         from bisect import bisect_right
 
         weight, above = self.weights[concept], self.ancestors[concept]
@@ -151,11 +162,11 @@ class DefinitionIndex:
             if w in weight and c not in above:
                 held.setdefault(max(0, bisect_right(starts, offset) - 1), set()).add(w)
         if not held:
-            return None
+            return None, -1
         n = max(sorted(held), key=lambda k: sum(weight[w] for w in held[k]))
         start = starts[n] if starts else 0
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
-        return start, len(text[:end].rstrip())
+        return (start, len(text[:end].rstrip())), n
 
 
 def _saturation(n: int, norm: float) -> float:

@@ -97,6 +97,7 @@ def candidate_rows(
     facts: ConceptFacts,
     priors: dict[str, Prior],
     described: Described | None = None,
+    focus: frozenset[int] = frozenset(),
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
@@ -120,6 +121,9 @@ def candidate_rows(
         in_title = c in title_concepts
         sim = similarity.get(c, NONE)
         new = c == extra
+        # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
+        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
+                        if new and described is not None and described.sentence is not None else [])
         rows.append([
             math.log1p(n),
             max((m[3] for m in ms), default=0.0),
@@ -127,10 +131,10 @@ def candidate_rows(
             float(in_title),
             float(has_title),
             float(in_title and n == 0),
-            float(any(m[4] == 0 for m in ms)),
-            (ms[0][1] / text_length) if ms and text_length else 1.0,
-            float(n > 0 and last > 0 and all(m[4] == last for m in ms)),
-            float(any(m[5] for m in ms)),
+            float(any(m[4] == 0 for m in placed)),
+            (placed[0][1] / text_length) if placed and text_length else 1.0,
+            float(bool(placed) and last > 0 and all(m[4] == last for m in placed)),
+            float(any(m[5] for m in placed)),
             (sum(m[6] for m in ms) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
             n / total,

@@ -201,6 +201,7 @@ class _Read:
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
     described: Described | None = None  # what the concepts' definitions say of the paper (kg.extract.definitions)
+    focus: frozenset[int] = frozenset()  # the sentences that say what the paper does
 
 
 class PhraseExtractor:
@@ -222,6 +223,7 @@ class PhraseExtractor:
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
         self.definitions = DefinitionIndex(scheme, self.nlp)
+        self.word_keys: dict[int, str | None] = {}  # a lower-case word's hash → its compared form (None: not compared)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -263,7 +265,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus)
             for r in read
         ]
 
@@ -317,10 +319,25 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        words = [(k, t.idx, _holder(t.idx, kept)) for t in doc if (k := word_key(t.lower_)) is not None]
-        title_words = [(k, _holder(t.idx, title_kept)) for t in title_doc if (k := word_key(t.lower_)) is not None] if title_doc is not None else []
+        holder, title_holder = _holders(kept), _holders(title_kept)
+        words = [(k, i, holder.get(i)) for k, i in self._words(doc)]
+        title_words = [(k, title_holder.get(i)) for k, i in self._words(title_doc)] if title_doc is not None else []
         described = self.definitions.describe(words, ctx.sentence_starts, text, {n[0] for n in notes} | title, title_words)
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), described)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), described, ctx.focus)
+
+    def _words(self, doc) -> list[tuple[str, int]]:
+        """(compared form, character offset) of a doc's words that kg.extract.definitions compares."""
+        from spacy.attrs import IDX, LOWER
+
+        keys, strings = self.word_keys, doc.vocab.strings
+        out = []
+        for lower, idx in doc.to_array([LOWER, IDX]).tolist():
+            k = keys.get(lower, "")
+            if k == "":
+                k = keys[lower] = word_key(strings[lower])
+            if k is not None:
+                out.append((k, idx))
+        return out
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
@@ -362,9 +379,9 @@ class PhraseExtractor:
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
 
 
-def _holder(offset: int, spans: list[tuple[str, int, int]]) -> str | None:
-    """The concept whose mention holds the character at `offset`, if any."""
-    return next((c for c, a, b in spans if a <= offset < b), None)
+def _holders(spans: list[tuple[str, int, int]]) -> dict[int, str]:
+    """Character offset → the concept whose mention holds it."""
+    return {i: c for c, a, b in spans for i in range(a, b)}
 
 
 def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
