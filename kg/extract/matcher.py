@@ -12,7 +12,7 @@ from typing import Sequence
 from kg.extract import acronyms, benchmarks, contributions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
-from kg.extract.definitions import DefinitionIndex, Described, word_key
+from kg.extract.definitions import DefinitionIndex, Described
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
@@ -223,7 +223,6 @@ class PhraseExtractor:
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
         self.definitions = DefinitionIndex(scheme, self.nlp)
-        self.word_keys: dict[int, str | None] = {}  # a lower-case word's hash → its compared form (None: not compared)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -319,25 +318,10 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        holder, title_holder = _holders(kept), _holders(title_kept)
-        words = [(k, i, holder.get(i)) for k, i in self._words(doc)]
-        title_words = [(k, title_holder.get(i)) for k, i in self._words(title_doc)] if title_doc is not None else []
+        words = self.definitions.words(doc, [k[:3] for k in kept])
+        title_words = self.definitions.words(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
         described = self.definitions.describe(words, ctx.sentence_starts, text, {n[0] for n in notes} | title, title_words)
         return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), described, ctx.focus)
-
-    def _words(self, doc) -> list[tuple[str, int]]:
-        """(compared form, character offset) of a doc's words that kg.extract.definitions compares."""
-        from spacy.attrs import IDX, LOWER
-
-        keys, strings = self.word_keys, doc.vocab.strings
-        out = []
-        for lower, idx in doc.to_array([LOWER, IDX]).tolist():
-            k = keys.get(lower, "")
-            if k == "":
-                k = keys[lower] = word_key(strings[lower])
-            if k is not None:
-                out.append((k, idx))
-        return out
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
@@ -377,11 +361,6 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
-
-
-def _holders(spans: list[tuple[str, int, int]]) -> dict[int, str]:
-    """Character offset → the concept whose mention holds it."""
-    return {i: c for c, a, b in spans for i in range(a, b)}
 
 
 def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
