@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from kg.extract.lexicon import lemmas
 from kg.extract.scheme import Scheme
@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation
+CHUNK = 256  # papers scored by one sparse product
 SHORTLIST = 10  # best-scoring concepts the matcher did not find that are scored again for the described one
 MIN_LENGTH = 3  # shorter words ("of", "rl", "x") carry no definition
+NOT_COMPARED = -2  # the term of a word that is not compared (stop words, short words, numbers)
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,35 @@ class Words:
     holds, counted for the length only), its character offset, and, for the words inside a concept's mention, the
     word's position and that concept."""
 
-    terms: tuple[int, ...] = ()
-    offsets: tuple[int, ...] = ()
+    terms: np.ndarray
+    offsets: np.ndarray
     held: tuple[tuple[int, str], ...] = ()
+
+    @staticmethod
+    def none() -> Words:
+        import numpy as np
+
+        return Words(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A doc's tokens as spaCy gives them (LOWER, IDX per token) and the concepts' mentions (concept, start, end)."""
+
+    arrays: np.ndarray
+    spans: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Query:
+    """One paper as the definitions read it: its abstract's tokens, the cleaned abstract's sentence starts and text,
+    the concepts the matcher found, and its title's tokens (None: no title)."""
+
+    tokens: Tokens
+    starts: tuple[int, ...]
+    text: str
+    found: frozenset[str]
+    title: Tokens | None = None
 
 
 class DefinitionIndex:
@@ -116,62 +144,89 @@ class DefinitionIndex:
                 cols.append(self.terms.setdefault(w, len(self.terms)))
                 idfs.append(math.log((papers - n + 0.5) / (n + 0.5) + 1))
         self.matrix = sparse.csr_matrix((idfs, (rows, cols)), shape=(len(self.iris), max(1, len(self.terms))))
+        self.by_term = self.matrix.T.tocsr()  # term x concept, for a chunk of papers' product
         self.weights: list[dict[int, float]] = [{} for _ in self.iris]  # per concept: its terms' idf
         for i, t, idf in zip(rows, cols, idfs):
             self.weights[i][t] = idf
-        self._by_lex: dict[int, int] = {}  # a lower-case word's hash → its term, -1 (no definition's), -2 (not compared)
+        self._lexemes = _Lexemes()  # a lower-case word's hash → its term, -1 (no definition's) or NOT_COMPARED
 
-    def words(self, doc, spans: Sequence[tuple[str, int, int]] = ()) -> Words:
-        """The compared words of a spaCy doc; `spans`: the concepts' mentions (concept, start, end) in its text."""
-        from bisect import bisect_left
-
+    @staticmethod
+    def tokens(doc, spans: Sequence[tuple[str, int, int]] = ()) -> Tokens:
+        """What describe_all needs of a spaCy doc; `spans`: the concepts' mentions (concept, start, end) in its text."""
         from spacy.attrs import IDX, LOWER
 
-        if not len(doc):
-            return Words()
-        by_lex = self._by_lex
-        terms, offsets = [], []
-        for lex, idx in doc.to_array([LOWER, IDX]).tolist():
-            t = by_lex.get(lex)
-            if t is None:
-                k = word_key(doc.vocab.strings[lex])
-                t = by_lex[lex] = -2 if k is None else self.terms.get(k, -1)
-            if t != -2:
-                terms.append(t)
-                offsets.append(idx)
-        held: dict[int, str] = {}
-        for concept, a, b in spans:  # the last span over a word wins
-            for i in range(bisect_left(offsets, a), bisect_left(offsets, b)):
-                held[i] = concept
-        return Words(tuple(terms), tuple(offsets), tuple(sorted(held.items())))
+        return Tokens(doc.to_array([LOWER, IDX]).reshape(-1, 2), tuple(spans))
 
-    def describe(self, words: Words, sentence_starts: Sequence[int], text: str, found: Iterable[str], title_words: Words | None = None) -> Described:
-        """The similarities of a paper's words and its title's words to every concept; `found`: the concepts the
-        matcher gives the paper; `words` are in the cleaned abstract `text`, whose sentences start at `sentence_starts`.
+    def words(self, docs: Sequence[Tokens], strings) -> list[Words]:
+        """The compared words of each doc (`strings`: spaCy's string store, for words not seen before)."""
+        import numpy as np
+
+        lengths = [len(t.arrays) for t in docs]
+        arrays = np.concatenate([t.arrays for t in docs]) if docs else np.zeros((0, 2), dtype=np.uint64)
+        terms = self._lexemes.terms(arrays[:, 0], lambda lex: self._term(strings[lex]))
+        keep = terms != NOT_COMPARED
+        kept_terms, kept_offsets = terms[keep], arrays[keep, 1].astype(np.int64)
+        bounds = np.concatenate([[0], np.cumsum(keep)])[np.cumsum([0, *lengths])].tolist()
+        out = []
+        for t, a, b in zip(docs, bounds, bounds[1:]):
+            offsets = kept_offsets[a:b]
+            held: dict[int, str] = {}
+            if t.spans:
+                concepts, starts, ends = zip(*t.spans)
+                edges = np.searchsorted(offsets, [*starts, *ends]).tolist()
+                for concept, first, last in zip(concepts, edges, edges[len(concepts) :]):  # the last span over a word wins
+                    held.update(dict.fromkeys(range(first, last), concept))
+            out.append(Words(kept_terms[a:b], offsets, tuple(sorted(held.items()))))
+        return out
+
+    def _term(self, lower: str) -> int:
+        k = word_key(lower)
+        return NOT_COMPARED if k is None else self.terms.get(k, -1)
+
+    def describe_all(self, queries: Sequence[Query], strings) -> list[Described]:
+        """The similarities of each paper's words and its title's words to every concept, scored CHUNK papers at a
+        time by one sparse product; `found`: the concepts the matcher gives the paper.
 
         The described concept is the best of the SHORTLIST best-scoring concepts the matcher did not find, each
         scored again without the words of mentions of the concepts above it: a narrower concept is not described
         by its parent's name ("semantic segmentation" says nothing of weakly supervised semantic segmentation)."""
         import numpy as np
+        from scipy import sparse
 
-        title_words = title_words or Words()
-        length = len(words.terms) + len(title_words.terms)
-        norm = K1 * (1 - B + B * length / self.mean_length)
-        counts = Counter(words.terms)
-        counts.update(title_words.terms)
-        counts.pop(-1, None)
-        saturated = np.zeros(self.matrix.shape[1])
-        if counts:
-            n = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-            saturated[np.fromiter(counts, dtype=np.int64, count=len(counts))] = _saturation(n, norm)
-        scores = self.matrix @ saturated
-        mean = float(scores.mean())
-        spread = math.sqrt(max(0.0, float(scores @ scores) / len(scores) - mean * mean)) or 1.0
-        found_ix = sorted({self.index[c] for c in found if c in self.index})
+        out: list[Described] = []
+        for first in range(0, len(queries), CHUNK):
+            chunk = queries[first : first + CHUNK]
+            docs = [q.tokens for q in chunk] + [q.title for q in chunk if q.title is not None]
+            read = iter(self.words(docs, strings))
+            abstracts = [next(read) for _ in chunk]
+            titles = [next(read) if q.title is not None else None for q in chunk]
+            every = [np.concatenate([w.terms, t.terms]) if t is not None else w.terms for w, t in zip(abstracts, titles)]
+            norms = K1 * (1 - B + B * np.array([len(e) for e in every], dtype=np.float64) / self.mean_length)
+            known = [e[e >= 0] for e in every]
+            rows = np.repeat(np.arange(len(chunk)), [len(k) for k in known])
+            counts = sparse.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(known))), shape=(len(chunk), self.matrix.shape[1]))
+            counts.sum_duplicates()
+            saturated = counts.copy()
+            saturated.data = _saturation(counts.data, np.repeat(norms, np.diff(counts.indptr)))
+            scores = (saturated @ self.by_term).toarray()
+            means = scores.mean(axis=1)
+            spreads = scores.std(axis=1)
+            ascending = np.sort(scores, axis=1)
+            for j, (q, words, title) in enumerate(zip(chunk, abstracts, titles)):
+                row = slice(counts.indptr[j], counts.indptr[j + 1])
+                paper_counts = dict(zip(counts.indices[row].tolist(), counts.data[row].tolist()))
+                out.append(self._choose(q, words, title, scores[j], ascending[j], float(means[j]), float(spreads[j]) or 1.0, paper_counts, float(norms[j])))
+        return out
+
+    def _choose(self, q: Query, words: Words, title_words: Words | None, scores: np.ndarray, ascending: np.ndarray, mean: float, spread: float, counts: dict[int, float], norm: float) -> Described:
+        """One paper's similarities and described concept from its scores over every concept."""
+        found_ix = sorted({self.index[c] for c in q.found if c in self.index})
         shortlist = self._shortlist(scores, set(found_ix))
-        ranks = dict(zip(found_ix + shortlist, self._ranks(scores, found_ix + shortlist)))
+        ranks = dict(zip(found_ix + shortlist, _ranks(scores, ascending, found_ix + shortlist)))
         similarity = {self.iris[i]: Similarity(float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread) for i in found_ix}
-        held = [(words.terms[i], c) for i, c in words.held] + [(title_words.terms[i], c) for i, c in title_words.held]
+        held = [(int(words.terms[i]), c) for i, c in words.held]
+        if title_words is not None:
+            held += [(int(title_words.terms[i]), c) for i, c in title_words.held]
         mentioned = {c for _, c in held}
         best, best_score = -1, 0.0
         for i in shortlist:
@@ -180,14 +235,15 @@ class DefinitionIndex:
             if above & mentioned:
                 weight = self.weights[i]
                 for t, m in Counter(t for t, c in held if c in above and t in weight).items():
-                    score -= weight[t] * (_saturation(counts[t], norm) - _saturation(counts[t] - m, norm))
+                    n = counts[t]
+                    score -= weight[t] * (_saturation(n, norm) - _saturation(n - m, norm))
             if score > best_score:
                 best, best_score = i, score
         if best < 0:
             return Described(similarity)
         concept = self.iris[best]
         similarity[concept] = Similarity(best_score, 1.0 / ranks[best], (best_score - mean) / spread)
-        return Described(similarity, concept, *self._sentence(best, words, sentence_starts, text))
+        return Described(similarity, concept, *self._sentence(best, words, q.starts, q.text))
 
     def _shortlist(self, scores: np.ndarray, found: set[int]) -> list[int]:
         """The SHORTLIST best-scoring concepts with a score above 0 outside `found`, best first (ties: first concept)."""
@@ -204,41 +260,82 @@ class DefinitionIndex:
                     break
         return out
 
-    @staticmethod
-    def _ranks(scores: np.ndarray, concepts: list[int]) -> list[int]:
-        """The rank of each concept's score among every concept's (1: the best; ties ranked by concept)."""
-        import numpy as np
-
-        if not concepts:
-            return []
-        ascending = np.sort(scores)
-        mine = scores[concepts]
-        right = np.searchsorted(ascending, mine, side="right")
-        ranks = (1 + len(scores) - right).tolist()
-        for j in np.flatnonzero(right - np.searchsorted(ascending, mine, side="left") > 1).tolist():  # tied
-            ranks[j] += int(np.count_nonzero(scores[: concepts[j]] == mine[j]))
-        return ranks
-
     def _sentence(self, concept: int, words: Words, starts: Sequence[int], text: str) -> tuple[tuple[int, int] | None, int]:
         """The first sentence whose distinct words hold the most of the concept's idf ((start, end without its
         trailing space), its index); (None, -1) when no sentence holds any (only the title does)."""
-        from bisect import bisect_right
+        import numpy as np
 
-        weight, above = self.weights[concept], self.ancestors[concept]
-        out_of_it = {i for i, c in words.held if c in above}
-        held: dict[int, set[int]] = {}
-        for i, (t, offset) in enumerate(zip(words.terms, words.offsets)):
-            if t in weight and i not in out_of_it:
-                held.setdefault(max(0, bisect_right(starts, offset) - 1), set()).add(t)
-        if not held:
+        row = slice(self.matrix.indptr[concept], self.matrix.indptr[concept + 1])
+        columns, idf = self.matrix.indices[row], self.matrix.data[row]
+        at = np.minimum(np.searchsorted(columns, words.terms), len(columns) - 1)
+        keep = columns[at] == words.terms
+        above = self.ancestors[concept]
+        for i, c in words.held:
+            if c in above:
+                keep[i] = False
+        if not keep.any():
             return None, -1
-        n = max(sorted(held), key=lambda k: sum(weight[t] for t in held[k]))
+        sentence = np.maximum(0, np.searchsorted(np.asarray(starts, dtype=np.int64), words.offsets[keep], side="right") - 1)
+        pairs = np.unique(sentence * len(columns) + at[keep])
+        n = int(np.argmax(np.bincount(pairs // len(columns), idf[pairs % len(columns)])))
         start = starts[n] if starts else 0
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         return (start, len(text[:end].rstrip())), n
 
 
-def _saturation(n, norm: float):
+class _Lexemes:
+    """A lower-case word's hash (spaCy's LOWER) → its term, looked up for a whole doc at once: a sorted array, and
+    the words seen since it was last sorted in a dict."""
+
+    MERGE = 4096
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.values = np.zeros(0, dtype=np.int64)
+        self.fresh: dict[int, int] = {}
+
+    def terms(self, lexemes: np.ndarray, term: Callable[[int], int]) -> np.ndarray:
+        import numpy as np
+
+        at = np.minimum(np.searchsorted(self.keys, lexemes), max(0, len(self.keys) - 1))
+        found = self.keys[at] == lexemes if len(self.keys) else np.zeros(len(lexemes), dtype=bool)
+        out = np.where(found, self.values[at] if len(self.keys) else 0, 0)
+        if not found.all():
+            missing = np.flatnonzero(~found)
+            fresh = self.fresh
+            looked = []
+            for lex in lexemes[missing].tolist():
+                t = fresh.get(lex)
+                if t is None:
+                    t = fresh[lex] = term(lex)
+                looked.append(t)
+            out[missing] = looked
+            if len(fresh) >= self.MERGE:
+                keys = np.concatenate([self.keys, np.fromiter(fresh, dtype=np.uint64, count=len(fresh))])
+                values = np.concatenate([self.values, np.fromiter(fresh.values(), dtype=np.int64, count=len(fresh))])
+                order = np.argsort(keys)
+                self.keys, self.values, self.fresh = keys[order], values[order], {}
+        return out
+
+
+def _ranks(scores: np.ndarray, ascending: np.ndarray, concepts: list[int]) -> list[int]:
+    """The rank of each concept's score among every concept's (1: the best; ties ranked by concept); `ascending`:
+    the scores sorted."""
+    import numpy as np
+
+    if not concepts:
+        return []
+    mine = scores[concepts]
+    right = np.searchsorted(ascending, mine, side="right")
+    ranks = (1 + len(scores) - right).tolist()
+    for j in np.flatnonzero(right - np.searchsorted(ascending, mine, side="left") > 1).tolist():  # tied
+        ranks[j] += int(np.count_nonzero(scores[: concepts[j]] == mine[j]))
+    return ranks
+
+
+def _saturation(n, norm):
     """BM25's term frequency saturation of n occurrences (a number or an array)."""
     return n * (K1 + 1) / (n + norm)
 

@@ -165,9 +165,11 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA = (
-    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella")
+_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
+    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella", "described")
 )
+import os
+_VARIANT = os.environ.get("KG_V", "")
 
 
 def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
@@ -198,4 +200,5 @@ def eligible(row: Sequence[float]) -> bool:
         row[_PASSING] == 1.0
         or row[_LISTED] == 1.0
         or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0))
+        or (_VARIANT == "focus" and row[_DESCRIBED] == 1.0 and row[_FOCUS] == 0.0)
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import product
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import Sequence
 from kg.extract import acronyms, benchmarks, contributions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
-from kg.extract.definitions import DefinitionIndex, Described
+from kg.extract.definitions import DefinitionIndex, Described, Query
 from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
@@ -200,7 +200,8 @@ class _Read:
     methods: tuple[tuple[int, int], ...]
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
-    described: Described | None = None  # what the concepts' definitions say of the paper (kg.extract.definitions)
+    query: Query | None = None  # the paper as the concepts' definitions read it (kg.extract.definitions)
+    described: Described | None = None  # what the definitions say of it
     focus: frozenset[int] = frozenset()  # the sentences that say what the paper does
 
 
@@ -251,10 +252,12 @@ class PhraseExtractor:
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
-        return [
+        read = [
             self._read(paper, c, doc, title_docs.get(i))
             for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
         ]
+        described = self.definitions.describe_all([r.query for r in read if r.query is not None], self.nlp.vocab.strings)
+        return [replace(r, query=None, described=d) for r, d in zip(read, described)]
 
     def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
         """Each paper's candidate concepts and their feature rows (kg.extract.features)."""
@@ -318,10 +321,10 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        words = self.definitions.words(doc, [k[:3] for k in kept])
-        title_words = self.definitions.words(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
-        described = self.definitions.describe(words, ctx.sentence_starts, text, {n[0] for n in notes} | title, title_words)
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), described, ctx.focus)
+        tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
+        title_tokens = self.definitions.tokens(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
+        query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), query, focus=ctx.focus)
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
