@@ -168,8 +168,6 @@ def _words(note: MentionNote) -> int:
 _IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
     FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella", "described")
 )
-import os
-_VARIANT = os.environ.get("KG_V", "")
 
 
 def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
@@ -192,7 +190,9 @@ def eligible(row: Sequence[float]) -> bool:
     the paper does, neither what only the closing sentence names (the evaluation set-up, an outlook)
     nor a model, tool or metric (a baseline, the model a method is applied to), nor an umbrella concept
     ("machine learning" in "Machine learning has transformed science"). Author keywords are too few to
-    teach this; on them each rule is neutral (F1 within 0.001) and raises precision.
+    teach this; on them each rule is neutral (F1 within 0.001) and raises precision. A concept the paper only
+    describes (kg.extract.definitions) must be described in one of the sentences that say what the paper does:
+    elsewhere its words are the setting or the related work (decision 0062).
     """
     if row[_IN_TITLE] == 1.0:
         return True
@@ -200,5 +200,5 @@ def eligible(row: Sequence[float]) -> bool:
         row[_PASSING] == 1.0
         or row[_LISTED] == 1.0
         or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0))
-        or (_VARIANT == "focus" and row[_DESCRIBED] == 1.0 and row[_FOCUS] == 0.0)
+        or (row[_DESCRIBED] == 1.0 and row[_FOCUS] == 0.0)
     )
