@@ -9,7 +9,7 @@ import pytest
 import kg
 from kg.extract import make_extractor
 from kg.extract import scheme as scheme_
-from kg.extract.definitions import DefinitionIndex, word_key
+from kg.extract.definitions import DefinitionIndex, Query, word_key
 from kg.extract.ingest import Paper
 from kg.extract.matcher import make_nlp
 
@@ -18,7 +18,7 @@ KGC = "https://w3id.org/kg/concept/"
 # The topic is described, never named: no label of the evidence lower bound ("ELBO", "variational lower bound",
 # "variational bound") is written; its definition is "A lower bound on the log marginal likelihood maximised in
 # variational inference."
-DESCRIBED = ("We train variational autoencoders by maximising a lower bound to the log marginal likelihood of the data. "
+DESCRIBED = ("We propose to train variational autoencoders by maximising a lower bound to the log marginal likelihood of the data. "
              "Our estimator tightens the bound with importance weights and reduces the variance of its gradients.")
 
 
@@ -36,7 +36,7 @@ def test_a_described_topic_is_a_candidate_with_its_sentence_as_evidence(extracto
     link = links(ex)["evidence-lower-bound"]
     (mention,) = link.mentions
     assert DESCRIBED[mention.start : mention.end] == mention.exact
-    assert mention.exact == "We train variational autoencoders by maximising a lower bound to the log marginal likelihood of the data."
+    assert mention.exact == "We propose to train variational autoencoders by maximising a lower bound to the log marginal likelihood of the data."
     assert link.subject
 
 
@@ -76,8 +76,26 @@ def test_a_users_scheme_gets_described_candidates_too(tmp_path) -> None:
         'ex:b a skos:Concept ; skos:prefLabel "wine tasting"@en ; skos:definition "Judging the flavour of fermented grape juice."@en .\n',
         encoding="utf-8",
     )
-    index = DefinitionIndex(scheme_.load([ttl]), make_nlp())
-    words = [(word_key(w), i, None) for i, w in enumerate("our robot harvests fruit in the orchard".split()) if word_key(w)]
-    d = index.describe(words, [0], "our robot harvests fruit in the orchard", set())
+    nlp = make_nlp()
+    index = DefinitionIndex(scheme_.load([ttl]), nlp)
+    text = "our robot harvests fruit in the orchard"
+    (d,) = index.describe_all([Query(index.tokens(nlp(text)), (0,), text, frozenset())], nlp.vocab.strings)
     assert d.concept == "https://example.org/c/a"
     assert d.sentence == (0, 39)
+
+
+def test_a_concept_described_outside_what_the_paper_does_is_no_subject(extractor) -> None:
+    # The same description of the evidence lower bound, now as the setting the paper starts from, not what it does.
+    setting = ("Variational autoencoders are trained by maximising a lower bound to the log marginal likelihood of the data. "
+               "We study the calibration of image classifiers under distribution shift and propose a temperature schedule.")
+    (ex,) = extractor([Paper("p", setting)])
+    link = links(ex).get("evidence-lower-bound")
+    assert link is not None and link.mentions[0].weight == 0.0  # still the described candidate, with its sentence
+    assert not link.subject
+
+
+def test_chunks_give_the_same_candidates_as_one_paper_at_a_time(extractor) -> None:
+    papers = [Paper(f"p{i}", DESCRIBED if i % 2 else "We propose a reward model for robot grasping from human preferences.") for i in range(5)]
+    together = extractor(papers)
+    alone = [extractor([p])[0] for p in papers]
+    assert together == alone
