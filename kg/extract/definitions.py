@@ -193,6 +193,8 @@ class DefinitionIndex:
         import numpy as np
         from scipy import sparse
 
+        if not self.iris:
+            return [Described({}) for _ in queries]
         out: list[Described] = []
         for first in range(0, len(queries), CHUNK):
             chunk = queries[first : first + CHUNK]
@@ -212,16 +214,22 @@ class DefinitionIndex:
             means = scores.mean(axis=1)
             spreads = scores.std(axis=1)
             ascending = np.sort(scores, axis=1)
+            # Each row's best SHORTLIST + (most found) concepts above 0, with every concept tied at the cut.
+            k = min(scores.shape[1], SHORTLIST + max(len(q.found) for q in chunk))
+            best = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            cuts = np.maximum(np.take_along_axis(scores, best, axis=1).min(axis=1), np.nextafter(0.0, 1.0))
+            tied = np.count_nonzero(scores >= cuts[:, None], axis=1) > k
             for j, (q, words, title) in enumerate(zip(chunk, abstracts, titles)):
                 row = slice(counts.indptr[j], counts.indptr[j + 1])
                 paper_counts = dict(zip(counts.indices[row].tolist(), counts.data[row].tolist()))
-                out.append(self._choose(q, words, title, scores[j], ascending[j], float(means[j]), float(spreads[j]) or 1.0, paper_counts, float(norms[j])))
+                top = np.flatnonzero(scores[j] >= cuts[j]) if tied[j] else best[j][scores[j, best[j]] >= cuts[j]]
+                out.append(self._choose(q, words, title, scores[j], ascending[j], top, float(means[j]), float(spreads[j]) or 1.0, paper_counts, float(norms[j])))
         return out
 
-    def _choose(self, q: Query, words: Words, title_words: Words | None, scores: np.ndarray, ascending: np.ndarray, mean: float, spread: float, counts: dict[int, float], norm: float) -> Described:
+    def _choose(self, q: Query, words: Words, title_words: Words | None, scores: np.ndarray, ascending: np.ndarray, top: np.ndarray, mean: float, spread: float, counts: dict[int, float], norm: float) -> Described:
         """One paper's similarities and described concept from its scores over every concept."""
         found_ix = sorted({self.index[c] for c in q.found if c in self.index})
-        shortlist = self._shortlist(scores, set(found_ix))
+        shortlist = _shortlist(scores, top, set(found_ix))
         ranks = dict(zip(found_ix + shortlist, _ranks(scores, ascending, found_ix + shortlist)))
         similarity = {self.iris[i]: Similarity(float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread) for i in found_ix}
         held = [(int(words.terms[i]), c) for i, c in words.held]
@@ -245,39 +253,21 @@ class DefinitionIndex:
         similarity[concept] = Similarity(best_score, 1.0 / ranks[best], (best_score - mean) / spread)
         return Described(similarity, concept, *self._sentence(best, words, q.starts, q.text))
 
-    def _shortlist(self, scores: np.ndarray, found: set[int]) -> list[int]:
-        """The SHORTLIST best-scoring concepts with a score above 0 outside `found`, best first (ties: first concept)."""
-        import numpy as np
-
-        k = min(len(scores), SHORTLIST + len(found))
-        cut = max(float(np.partition(scores, len(scores) - k)[len(scores) - k]), np.nextafter(0.0, 1.0))
-        top = np.flatnonzero(scores >= cut)
-        out = []
-        for i in top[np.lexsort((top, -scores[top]))].tolist():
-            if i not in found:
-                out.append(i)
-                if len(out) == SHORTLIST:
-                    break
-        return out
-
     def _sentence(self, concept: int, words: Words, starts: Sequence[int], text: str) -> tuple[tuple[int, int] | None, int]:
         """The first sentence whose distinct words hold the most of the concept's idf ((start, end without its
         trailing space), its index); (None, -1) when no sentence holds any (only the title does)."""
-        import numpy as np
+        from bisect import bisect_right
 
-        row = slice(self.matrix.indptr[concept], self.matrix.indptr[concept + 1])
-        columns, idf = self.matrix.indices[row], self.matrix.data[row]
-        at = np.minimum(np.searchsorted(columns, words.terms), len(columns) - 1)
-        keep = columns[at] == words.terms
-        above = self.ancestors[concept]
-        for i, c in words.held:
-            if c in above:
-                keep[i] = False
-        if not keep.any():
+        weight, above = self.weights[concept], self.ancestors[concept]
+        out_of_it = {i for i, c in words.held if c in above}
+        held: dict[int, set[int]] = {}
+        offsets = words.offsets
+        for i, t in enumerate(words.terms.tolist()):
+            if t in weight and i not in out_of_it:
+                held.setdefault(max(0, bisect_right(starts, int(offsets[i])) - 1), set()).add(t)
+        if not held:
             return None, -1
-        sentence = np.maximum(0, np.searchsorted(np.asarray(starts, dtype=np.int64), words.offsets[keep], side="right") - 1)
-        pairs = np.unique(sentence * len(columns) + at[keep])
-        n = int(np.argmax(np.bincount(pairs // len(columns), idf[pairs % len(columns)])))
+        n = max(sorted(held), key=lambda k: sum(weight[t] for t in held[k]))
         start = starts[n] if starts else 0
         end = starts[n + 1] if n + 1 < len(starts) else len(text)
         return (start, len(text[:end].rstrip())), n
@@ -318,6 +308,20 @@ class _Lexemes:
                 order = np.argsort(keys)
                 self.keys, self.values, self.fresh = keys[order], values[order], {}
         return out
+
+
+def _shortlist(scores: np.ndarray, top: np.ndarray, found: set[int]) -> list[int]:
+    """The SHORTLIST best-scoring concepts outside `found`, best first (ties: first concept); `top`: the concepts
+    above 0 that score at least the SHORTLIST + len(found)-th best score."""
+    import numpy as np
+
+    out = []
+    for i in top[np.lexsort((top, -scores[top]))].tolist():
+        if i not in found:
+            out.append(i)
+            if len(out) == SHORTLIST:
+                break
+    return out
 
 
 def _ranks(scores: np.ndarray, ascending: np.ndarray, concepts: list[int]) -> list[int]:
