@@ -33,16 +33,10 @@ MIN_LENGTH = 3  # shorter words ("of", "rl", "x") carry no definition
 NOT_COMPARED = -2  # the term of a word that is not compared (stop words, short words, numbers)
 
 
-@dataclass(frozen=True)
-class Similarity:
-    """A concept's BM25 against one paper, 1/its rank among every concept for that paper, and its z-score there."""
-
-    bm25: float
-    rank: float
-    z: float
-
-
-NONE = Similarity(0.0, 0.0, 0.0)
+# A concept's BM25 against one paper, 1/its rank among every concept for that paper, and its z-score there: a plain
+# tuple of floats, which the cyclic garbage collector stops tracking (a build holds one for every candidate).
+Similarity = tuple[float, float, float]
+NONE: Similarity = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -231,7 +225,7 @@ class DefinitionIndex:
         found_ix = sorted({self.index[c] for c in q.found if c in self.index})
         shortlist = _shortlist(scores, top, set(found_ix))
         ranks = dict(zip(found_ix + shortlist, _ranks(scores, ascending, found_ix + shortlist)))
-        similarity = {self.iris[i]: Similarity(float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread) for i in found_ix}
+        similarity = {self.iris[i]: (float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread) for i in found_ix}
         held = [(int(words.terms[i]), c) for i, c in words.held]
         if title_words is not None:
             held += [(int(title_words.terms[i]), c) for i, c in title_words.held]
@@ -250,7 +244,7 @@ class DefinitionIndex:
         if best < 0:
             return Described(similarity)
         concept = self.iris[best]
-        similarity[concept] = Similarity(best_score, 1.0 / ranks[best], (best_score - mean) / spread)
+        similarity[concept] = (best_score, 1.0 / ranks[best], (best_score - mean) / spread)
         return Described(similarity, concept, *self._sentence(best, words, q.starts, q.text))
 
     def _sentence(self, concept: int, words: Words, starts: Sequence[int], text: str) -> tuple[tuple[int, int] | None, int]:

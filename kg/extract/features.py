@@ -119,7 +119,7 @@ def candidate_rows(
         prior = priors.get(c)
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
-        sim = similarity.get(c, NONE)
+        bm25, rank, z = similarity.get(c, NONE)
         new = c == extra
         # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
         placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
@@ -150,11 +150,11 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
-            sim.bm25,
-            sim.rank,
-            sim.z,
-            sim.bm25 if new else 0.0,
-            sim.z if new else 0.0,
+            bm25,
+            rank,
+            z,
+            bm25 if new else 0.0,
+            z if new else 0.0,
             float(new),
         ])
     return concepts, rows

@@ -9,7 +9,7 @@ from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from kg.extract import acronyms, benchmarks, contributions, salience
+from kg.extract import acronyms, benchmarks, contributions, definitions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
 from kg.extract.definitions import DefinitionIndex, Described, Query
@@ -252,12 +252,16 @@ class PhraseExtractor:
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
-        read = [
-            self._read(paper, c, doc, title_docs.get(i))
-            for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
-        ]
-        described = self.definitions.describe_all([r.query for r in read if r.query is not None], self.nlp.vocab.strings)
-        return [replace(r, query=None, described=d) for r, d in zip(read, described)]
+        out: list[_Read] = []
+        chunk: list[_Read] = []
+        for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned))):
+            chunk.append(self._read(paper, c, doc, title_docs.get(i)))
+            if len(chunk) == definitions.CHUNK or i == len(papers) - 1:
+                # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
+                described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
+                out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
+                chunk = []
+        return out
 
     def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
         """Each paper's candidate concepts and their feature rows (kg.extract.features)."""
