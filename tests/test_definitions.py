@@ -34,6 +34,7 @@ def links(extraction) -> dict[str, object]:
 def test_a_described_topic_is_a_candidate_with_its_sentence_as_evidence(extractor) -> None:
     (ex,) = extractor([Paper("p", DESCRIBED)])
     link = links(ex)["evidence-lower-bound"]
+    assert link.described
     (mention,) = link.mentions
     assert DESCRIBED[mention.start : mention.end] == mention.exact
     assert mention.exact == "We propose to train variational autoencoders by maximising a lower bound to the log marginal likelihood of the data."
@@ -54,7 +55,7 @@ def test_a_definition_word_in_passing_makes_no_subject(extractor) -> None:
     text = ("We present a convolutional network for semantic segmentation of street scenes. It is trained on a small set "
             "of labelled images and reaches state-of-the-art accuracy on Cityscapes, with a reward for thin structures.")
     (ex,) = extractor([Paper("p", text)])
-    described = [link for link in ex.links if all(m.weight == 0.0 for m in link.mentions) and link.mentions]
+    described = [link for link in ex.links if link.described]
     assert len(described) == 1  # the paper's best-scoring concept the matcher did not find
     assert not described[0].subject
 
@@ -90,7 +91,7 @@ def test_a_concept_described_outside_what_the_paper_does_is_no_subject(extractor
                "We study the calibration of image classifiers under distribution shift and propose a temperature schedule.")
     (ex,) = extractor([Paper("p", setting)])
     link = links(ex).get("evidence-lower-bound")
-    assert link is not None and link.mentions[0].weight == 0.0  # still the described candidate, with its sentence
+    assert link is not None and link.described and link.mentions  # still the described candidate, with its sentence
     assert not link.subject
 
 

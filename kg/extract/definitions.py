@@ -89,12 +89,6 @@ class Words:
     offsets: np.ndarray
     held: tuple[tuple[int, str], ...] = ()
 
-    @staticmethod
-    def none() -> Words:
-        import numpy as np
-
-        return Words(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-
 
 @dataclass(frozen=True)
 class Tokens:

@@ -170,15 +170,22 @@ _IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
 )
 
 
-def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
-    """Which of a paper's candidates are subjects, from (probability, eligible) pairs: those at the threshold that
-    `eligible` allows. A paper none of whose candidates passes both keeps its most probable candidate: an abstract
-    that names neural networks only to set the scene is still about something kg can find it by, and a paper no
-    query reaches is lost to its reader."""
-    chosen = [p >= threshold and ok for p, ok in scores]
+def choose(scores: Sequence[tuple[float, bool, bool]], threshold: float) -> list[bool]:
+    """Which of a paper's candidates are subjects, from (probability, eligible, named) triples (`judged`): those at
+    the threshold that `eligible` allows. A paper none of whose candidates passes both keeps its most probable
+    candidate that it names (its described concept only when it names none): an abstract that names neural networks
+    only to set the scene is still about something kg can find it by, and a paper no query reaches is lost to its
+    reader."""
+    chosen = [p >= threshold and ok for p, ok, _ in scores]
     if scores and not any(chosen):
-        chosen[max(range(len(scores)), key=lambda i: scores[i][0])] = True
+        named = [i for i, s in enumerate(scores) if s[2]] or list(range(len(scores)))
+        chosen[max(named, key=lambda i: scores[i][0])] = True
     return chosen
+
+
+def judged(probability: float, row: Sequence[float]) -> tuple[float, bool, bool]:
+    """What `choose` needs of a candidate: its probability, whether it is `eligible`, whether the paper names it."""
+    return probability, eligible(row), row[_DESCRIBED] == 0.0
 
 
 def eligible(row: Sequence[float]) -> bool:

@@ -13,7 +13,7 @@ from kg.extract import acronyms, benchmarks, contributions, definitions, salienc
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
 from kg.extract.definitions import DefinitionIndex, Described, Query
-from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
+from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, judged
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
 from kg.extract.lexicon import norm as _norm
@@ -229,7 +229,7 @@ class PhraseExtractor:
         read = self.read(papers)
         candidates = self.candidates(read)
         rows = [row for _, paper_rows in candidates for row in paper_rows]
-        scores = iter(zip(self.scorer.probabilities(rows), map(eligible, rows)))
+        scores = iter(map(judged, self.scorer.probabilities(rows), rows))
         return [self._extract(r, concepts, [next(scores) for _ in concepts]) for r, (concepts, _) in zip(read, candidates)]
 
     @property
@@ -339,7 +339,7 @@ class PhraseExtractor:
                 found.append((kind, doc[i].idx, doc[i].idx + len(doc[i]), False))
         return found
 
-    def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
+    def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool, bool]]) -> Extraction:
         abstract = r.paper.abstract
         by_concept: dict[str, list[Mention]] = {}
         for concept, a, b, weight, *_ in r.notes:
@@ -347,19 +347,20 @@ class PhraseExtractor:
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
         title_spans = r.title_spans
         d = r.described
-        if d is not None and d.concept is not None and d.concept in concepts and d.concept not in by_concept:
+        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept else None
+        if d is not None and described is not None:
             # A described concept's evidence is the sentence that holds most of its definition's weight, else the title.
             if d.sentence is not None:
                 start, end = r.cleaned.original(*d.sentence)
-                by_concept[d.concept] = [Mention(d.concept, start, end, abstract[start:end], DESCRIBED_WEIGHT)]
+                by_concept[described] = [Mention(described, start, end, abstract[start:end], DESCRIBED_WEIGHT)]
             elif r.paper.title:
-                title_spans = (*title_spans, (d.concept, 0, len(r.paper.title)))
+                title_spans = (*title_spans, (described, 0, len(r.paper.title)))
         links = []
-        values = [(round(p, 3), ok) for p, ok in scores]
-        for concept, (value, _), subject in zip(concepts, values, choose(values, self.threshold)):
+        values = [(round(p, 3), ok, named) for p, ok, named in scores]
+        for concept, (value, *_), subject in zip(concepts, values, choose(values, self.threshold)):
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
             title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in title_spans if c == concept)
-            links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms))
+            links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms, concept == described))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)
