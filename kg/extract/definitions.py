@@ -124,7 +124,9 @@ class DefinitionIndex:
         self.ancestors = [frozenset(scheme.ancestors(c)) for c in self.iris]
         self.terms: dict[str, int] = {}  # compared form → its column
         rows, cols, idfs = [], [], []
-        texts = [" ".join([scheme.concepts[c].definition or "", *scheme.concepts[c].labels]) for c in self.iris]
+        # A concept without a definition has no query: its labels alone are the matcher's, and their words one by one
+        # are the loose matching decision 0047 turned down.
+        texts = [" ".join([d, *scheme.concepts[c].labels]) if (d := scheme.concepts[c].definition) else "" for c in self.iris]
         for i, doc in enumerate(nlp.pipe(texts)):
             for w in sorted(set(keys(t.text for t in doc))):
                 n = df.get(w, 0)
