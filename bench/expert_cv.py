@@ -7,7 +7,8 @@ about 0.01); it prints the mean precision, recall and subjects a paper, the reca
 variants compare at one precision), and the candidate ceiling (every candidate a subject), for papers read
 with their titles and without (seed lists have none). A variant of the features or the matcher is measured
 by running it on a branch that has it. With --held-out, the scorer is also fitted on every paper of EXPERT as
-`kg train --expert` fits it (threshold included) and scored on the papers of OTHER_EXPERT, which it never saw.
+`kg train --expert` fits it (threshold included) and scored on the papers of OTHER_EXPERT, which it never saw; the
+recall at a precision floor on those papers' own curve is printed beside it, to compare variants at one precision.
 """
 
 from __future__ import annotations
@@ -74,12 +75,15 @@ def main(argv: list[str]) -> None:
         test = table(others, other_texts, judge, PhraseExtractor(loaded))
         probabilities = scorer.probabilities(test.rows)
         print(f"\nfitted on all {len(texts)} papers (threshold {scorer.threshold:.2f}), scored on the {len(test.papers)} papers of {held_out.name}:")
-        print("| reading | P | R | in-scheme R | subjects a paper | generic share |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| reading | P | R | in-scheme R | subjects a paper | generic share | R at held-out P>=0.80 | R at held-out P>=0.85 |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for titled in (True, False):
             s = judge.score(test.papers, subjects(test, probabilities, scorer.threshold, titled))
+            # The curve on the held-out papers themselves: variants compared at one precision, not a threshold kg could choose.
+            curve = [judge.score(test.papers, subjects(test, probabilities, t, titled)) for t in THRESHOLDS]
+            at = {floor: max((c.recall for c in curve if c.precision >= floor), default=0.0) for floor in (0.80, 0.85)}
             print(f"| {'title and abstract' if titled else 'abstract only'} | {s.precision:.3f} | {s.recall:.3f} | {s.recall_in_scheme:.3f} "
-                  f"| {s.subjects_a_paper:.2f} | {s.generic_share:.3f} |")
+                  f"| {s.subjects_a_paper:.2f} | {s.generic_share:.3f} | {at[0.80]:.3f} | {at[0.85]:.3f} |")
 
 
 if __name__ == "__main__":

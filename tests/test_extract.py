@@ -36,7 +36,8 @@ def run(extractor: PhraseExtractor, *abstracts: str, titles: tuple[str | None, .
 
 
 def links(extraction) -> dict[str, object]:
-    return {l.concept.removeprefix(KGC): l for l in extraction.links}
+    """The concepts the paper names (its described concept, kg.extract.definitions, left out)."""
+    return {l.concept.removeprefix(KGC): l for l in extraction.links if not l.described}
 
 
 def test_every_mention_indexes_the_stored_abstract(extractor):

@@ -160,7 +160,7 @@ def _found(text: str, title: str | None = None) -> set[str]:
 
     extractor = _extractor()
     (e,) = extractor([ingest.Paper("p", text, title)])
-    return {link.concept.removeprefix(KGC) for link in e.links}
+    return {link.concept.removeprefix(KGC) for link in e.links if not link.described}  # the concepts the paper names
 
 
 _EXTRACTOR: list = []

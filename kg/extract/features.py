@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from kg.extract.definitions import NONE, Described
 from kg.extract.salience import PRIOR_RATE, Prior
 from kg.extract.scheme import KG, Scheme
 
@@ -42,6 +43,13 @@ FEATURES: tuple[str, ...] = (
     "umbrella",  # a concept nearly every paper could claim (kg:Umbrella: machine learning, deep learning, ...)
     "acronym_only",  # every mention is an exact-case short form
     "label_words",  # length of the longest mention in words (characters / 6)
+    # The concept's definition and labels against the paper's words (kg.extract.definitions):
+    "definition_bm25",  # BM25, the definition and labels as the query
+    "definition_rank",  # 1/(rank of that score among every concept for this paper)
+    "definition_z",  # that score in standard deviations above the mean over every concept for this paper
+    "described_bm25",  # the BM25 again, on a described candidate only (0 on the matcher's: a slope of its own)
+    "described_z",  # the z-score again, on a described candidate only
+    "described",  # the concept is no mention's: the paper's best-scoring concept the matcher did not find
 )
 
 
@@ -88,16 +96,20 @@ def candidate_rows(
     text_length: int,
     facts: ConceptFacts,
     priors: dict[str, Prior],
+    described: Described | None = None,
+    focus: frozenset[int] = frozenset(),
 ) -> tuple[list[str], list[list[float]]]:
-    """The candidates of one paper (mentioned or named in the title), sorted, and their feature rows."""
+    """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
     for note in notes:
         by_concept.setdefault(note[0], []).append(note)
-    concepts = sorted(set(by_concept) | title_concepts)
+    present = set(by_concept) | title_concepts  # the matcher's candidates
+    extra = described.concept if described is not None and described.concept not in present else None
+    concepts = sorted(present | {extra}) if extra is not None else sorted(present)
     total = max(1, len(notes))
     sums = {c: sum(n[3] for n in by_concept.get(c, ())) + (2.0 if c in title_concepts else 0.0) for c in concepts}
     ranked = {c: i + 1 for i, c in enumerate(sorted(concepts, key=lambda c: (-sums[c], c)))}
-    present = set(concepts)
+    similarity = described.similarity if described is not None else {}
     rows = []
     last = max(0, sentences - 1)
     for c in concepts:
@@ -107,6 +119,11 @@ def candidate_rows(
         prior = priors.get(c)
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
+        bm25, rank, z = similarity.get(c, NONE)
+        new = c == extra
+        # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
+        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
+                        if new and described is not None and described.sentence is not None else [])
         rows.append([
             math.log1p(n),
             max((m[3] for m in ms), default=0.0),
@@ -114,14 +131,14 @@ def candidate_rows(
             float(in_title),
             float(has_title),
             float(in_title and n == 0),
-            float(any(m[4] == 0 for m in ms)),
-            (ms[0][1] / text_length) if ms and text_length else 1.0,
-            float(n > 0 and last > 0 and all(m[4] == last for m in ms)),
-            float(any(m[5] for m in ms)),
+            float(any(m[4] == 0 for m in placed)),
+            (placed[0][1] / text_length) if placed and text_length else 1.0,
+            float(bool(placed) and last > 0 and all(m[4] == last for m in placed)),
+            float(any(m[5] for m in placed)),
             (sum(m[6] for m in ms) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
             n / total,
-            1.0 / ranked[c],
+            0.0 if new else 1.0 / ranked[c],
             -math.log10(max(rate, 1e-5)),
             prior.topicality if prior is not None else 1.0,
             float(facts.depth.get(c, 0)),
@@ -133,6 +150,12 @@ def candidate_rows(
             float(c in facts.umbrellas),
             float(n > 0 and all(m[8] for m in ms)),
             float(max((_words(m) for m in ms), default=0)),
+            bm25,
+            rank,
+            z,
+            bm25 if new else 0.0,
+            z if new else 0.0,
+            float(new),
         ])
     return concepts, rows
 
@@ -142,20 +165,27 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA = (
-    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella")
+_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
+    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella", "described")
 )
 
 
-def choose(scores: Sequence[tuple[float, bool]], threshold: float) -> list[bool]:
-    """Which of a paper's candidates are subjects, from (probability, eligible) pairs: those at the threshold that
-    `eligible` allows. A paper none of whose candidates passes both keeps its most probable candidate: an abstract
-    that names neural networks only to set the scene is still about something kg can find it by, and a paper no
-    query reaches is lost to its reader."""
-    chosen = [p >= threshold and ok for p, ok in scores]
+def choose(scores: Sequence[tuple[float, bool, bool]], threshold: float) -> list[bool]:
+    """Which of a paper's candidates are subjects, from (probability, eligible, named) triples (`judged`): those at
+    the threshold that `eligible` allows. A paper none of whose candidates passes both keeps its most probable
+    candidate that it names (its described concept only when it names none): an abstract that names neural networks
+    only to set the scene is still about something kg can find it by, and a paper no query reaches is lost to its
+    reader."""
+    chosen = [p >= threshold and ok for p, ok, _ in scores]
     if scores and not any(chosen):
-        chosen[max(range(len(scores)), key=lambda i: scores[i][0])] = True
+        named = [i for i, s in enumerate(scores) if s[2]] or list(range(len(scores)))
+        chosen[max(named, key=lambda i: scores[i][0])] = True
     return chosen
+
+
+def judged(probability: float, row: Sequence[float]) -> tuple[float, bool, bool]:
+    """What `choose` needs of a candidate: its probability, whether it is `eligible`, whether the paper names it."""
+    return probability, eligible(row), row[_DESCRIBED] == 0.0
 
 
 def eligible(row: Sequence[float]) -> bool:
@@ -167,7 +197,9 @@ def eligible(row: Sequence[float]) -> bool:
     the paper does, neither what only the closing sentence names (the evaluation set-up, an outlook)
     nor a model, tool or metric (a baseline, the model a method is applied to), nor an umbrella concept
     ("machine learning" in "Machine learning has transformed science"). Author keywords are too few to
-    teach this; on them each rule is neutral (F1 within 0.001) and raises precision.
+    teach this; on them each rule is neutral (F1 within 0.001) and raises precision. A concept the paper only
+    describes (kg.extract.definitions) must be described in one of the sentences that say what the paper does:
+    elsewhere its words are the setting or the related work (decision 0062).
     """
     if row[_IN_TITLE] == 1.0:
         return True
@@ -175,4 +207,5 @@ def eligible(row: Sequence[float]) -> bool:
         row[_PASSING] == 1.0
         or row[_LISTED] == 1.0
         or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0))
+        or (row[_DESCRIBED] == 1.0 and row[_FOCUS] == 0.0)
     )

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from kg.extract import acronyms, benchmarks, contributions, salience
+from kg.extract import acronyms, benchmarks, contributions, definitions, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
-from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, eligible
+from kg.extract.definitions import DefinitionIndex, Described, Query
+from kg.extract.features import ConceptFacts, MentionNote, candidate_rows, choose, judged
 from kg.extract.ingest import Paper
 from kg.extract.labels import label_tokens
 from kg.extract.lexicon import norm as _norm
@@ -22,6 +23,7 @@ from kg.extract.scorer import Scorer
 from kg.extract.scorer import load as load_scorer
 from kg.graph.resources import data_path
 
+DESCRIBED_WEIGHT = 0.0  # a sentence that describes a concept is evidence, not a mention of its label
 MAX_HYPHEN_WORDS = 4  # labels up to this many words match with any mix of spaces and hyphens
 DATASET = KG + "Dataset"
 
@@ -198,6 +200,9 @@ class _Read:
     methods: tuple[tuple[int, int], ...]
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
+    query: Query | None = None  # the paper as the concepts' definitions read it (kg.extract.definitions)
+    described: Described | None = None  # what the definitions say of it
+    focus: frozenset[int] = frozenset()  # the sentences that say what the paper does
 
 
 class PhraseExtractor:
@@ -218,12 +223,13 @@ class PhraseExtractor:
         self.senses = SenseMatcher(self.nlp, scheme)
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+        self.definitions = DefinitionIndex(scheme, self.nlp)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
         candidates = self.candidates(read)
         rows = [row for _, paper_rows in candidates for row in paper_rows]
-        scores = iter(zip(self.scorer.probabilities(rows), map(eligible, rows)))
+        scores = iter(map(judged, self.scorer.probabilities(rows), rows))
         return [self._extract(r, concepts, [next(scores) for _ in concepts]) for r, (concepts, _) in zip(read, candidates)]
 
     @property
@@ -246,10 +252,16 @@ class PhraseExtractor:
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
-        return [
-            self._read(paper, c, doc, title_docs.get(i))
-            for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned)))
-        ]
+        out: list[_Read] = []
+        chunk: list[_Read] = []
+        for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned))):
+            chunk.append(self._read(paper, c, doc, title_docs.get(i)))
+            if len(chunk) == definitions.CHUNK or i == len(papers) - 1:
+                # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
+                described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
+                out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
+                chunk = []
+        return out
 
     def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
         """Each paper's candidate concepts and their feature rows (kg.extract.features)."""
@@ -259,7 +271,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus)
             for r in read
         ]
 
@@ -313,7 +325,10 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept))
+        tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
+        title_tokens = self.definitions.tokens(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
+        query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), query, focus=ctx.focus)
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
@@ -324,18 +339,28 @@ class PhraseExtractor:
                 found.append((kind, doc[i].idx, doc[i].idx + len(doc[i]), False))
         return found
 
-    def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool]]) -> Extraction:
+    def _extract(self, r: _Read, concepts: list[str], scores: list[tuple[float, bool, bool]]) -> Extraction:
         abstract = r.paper.abstract
         by_concept: dict[str, list[Mention]] = {}
         for concept, a, b, weight, *_ in r.notes:
             start, end = r.cleaned.original(a, b)
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
+        title_spans = r.title_spans
+        d = r.described
+        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept else None
+        if d is not None and described is not None:
+            # A described concept's evidence is the sentence that holds most of its definition's weight, else the title.
+            if d.sentence is not None:
+                start, end = r.cleaned.original(*d.sentence)
+                by_concept[described] = [Mention(described, start, end, abstract[start:end], DESCRIBED_WEIGHT)]
+            elif r.paper.title:
+                title_spans = (*title_spans, (described, 0, len(r.paper.title)))
         links = []
-        values = [(round(p, 3), ok) for p, ok in scores]
-        for concept, (value, _), subject in zip(concepts, values, choose(values, self.threshold)):
+        values = [(round(p, 3), ok, named) for p, ok, named in scores]
+        for concept, (value, *_), subject in zip(concepts, values, choose(values, self.threshold)):
             ms = tuple(sorted(by_concept.get(concept, ()), key=lambda m: m.start))
-            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in r.title_spans if c == concept)
-            links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms))
+            title_ms = tuple(Mention(c, a, b, (r.paper.title or "")[a:b]) for c, a, b in title_spans if c == concept)
+            links.append(Link(concept, value, subject, ms, concept in self.datasets, title_ms, concept == described))
         methods: list[Method] = []
         for a, b in r.methods:
             start, end = r.cleaned.original(a, b)

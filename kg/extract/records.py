@@ -29,6 +29,7 @@ class Link:
     mentions: tuple[Mention, ...]
     dataset: bool = False  # a data set or benchmark the paper evaluates on (kg:evaluatesOn)
     title_mentions: tuple[Mention, ...] = ()  # spans of the paper's title (offsets into the title, not the abstract)
+    described: bool = False  # no mention names it: the paper describes it (kg.extract.definitions); the evidence is a sentence
 
 
 @dataclass(frozen=True)

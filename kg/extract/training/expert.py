@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from kg.extract.expert import ExpertEvaluation, ExpertPaper, read_expert, score_expert
-from kg.extract.features import choose, eligible
+from kg.extract.features import choose, judged
 from kg.extract.ingest import Paper
 from kg.extract.keywords import Hierarchy
 from kg.extract.matcher import PhraseExtractor
@@ -81,7 +81,7 @@ def subjects(data: Table, probabilities: Sequence[float], threshold: float, titl
             rows_of.setdefault(p, []).append(i)
     out: dict[str, set[str]] = {e.id: set() for e in data.papers}
     for p, rows in rows_of.items():
-        chosen = choose([(probabilities[i], eligible(data.rows[i])) for i in rows], threshold)
+        chosen = choose([judged(probabilities[i], data.rows[i]) for i in rows], threshold)
         out[data.papers[p].id] = {data.concept[i] for i, c in zip(rows, chosen) if c}
     return out
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kg.core.defaults import TRAIN_FOLDS
-from kg.extract.features import FEATURES, choose, eligible
+from kg.extract.features import FEATURES, choose, judged
 from kg.extract.ingest import Paper
 from kg.extract.keywords import Hierarchy, KeywordEvaluation, KeywordPaper, score_keywords, topic_key
 from kg.extract.matcher import PhraseExtractor
@@ -136,7 +136,7 @@ def evaluate(data: Table, probabilities: Sequence[float], threshold: float, hier
             rows_of.setdefault(paper, []).append(i)
     predicted: dict[str, set[str]] = {e.id: set() for e in data.papers}
     for paper, rows in rows_of.items():
-        chosen = choose([(probabilities[i], eligible(data.rows[i])) for i in rows], threshold)
+        chosen = choose([judged(probabilities[i], data.rows[i]) for i in rows], threshold)
         predicted[data.papers[paper].id].update(data.concept[i] for i, c in zip(rows, chosen) if c)
     return score_keywords(data.papers, predicted, hierarchy)
 
