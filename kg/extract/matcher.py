@@ -347,7 +347,7 @@ class PhraseExtractor:
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
         title_spans = r.title_spans
         d = r.described
-        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept else None
+        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept and d.concept not in r.title_concepts else None
         if d is not None and described is not None:
             # A described concept's evidence is the sentence that holds most of its definition's weight, else the title.
             if d.sentence is not None:
