@@ -9,7 +9,7 @@ from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from kg.extract import acronyms, benchmarks, contributions, definitions, salience
+from kg.extract import acronyms, benchmarks, contributions, definitions, overlaps, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
 from kg.extract.definitions import DefinitionIndex, Described, Query
@@ -178,7 +178,7 @@ class SenseMatcher:
         """The spans, less ambiguous-label matches whose sense the paper does not support."""
         doubtful = [
             s for s in spans if s[0] in self.ambiguous
-            and (_base(text[s[1] : s[2]]) in self.ambiguous[s[0]] if s[3] else _joined(text[s[1] : s[2]]) in self.folded[s[0]])
+            and (overlaps.base(text[s[1] : s[2]]) in self.ambiguous[s[0]] if s[3] else _joined(text[s[1] : s[2]]) in self.folded[s[0]])
         ]
         if not doubtful:
             return spans
@@ -281,7 +281,7 @@ class PhraseExtractor:
         out = []
         for matcher, is_exact in ((self.folded, False), (self.exact, True)):
             for match_id, s, e in matcher(doc):
-                if is_exact and (_in_compound_name(doc, s, e) or (e - s == 1 and doc[s].text in self.ambiguous_words and _sentence_start(doc, s))):
+                if is_exact and (overlaps.in_compound_name(doc, s, e) or (e - s == 1 and doc[s].text in self.ambiguous_words and overlaps.sentence_start(doc, s))):
                     continue
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
@@ -290,7 +290,7 @@ class PhraseExtractor:
         text = cleaned.text
         docs = (doc,) if title_doc is None else (doc, title_doc)
         cue_tokens = self.cues(doc)
-        spans = self.senses.keep(_outside_idioms(self._concept_spans(doc), doc, cue_tokens), text, docs)
+        spans = self.senses.keep(overlaps.outside_idioms(self._concept_spans(doc), doc, cue_tokens), text, docs)
         defined: dict[str, str | None] = {}  # short form → the concept its long form names (None: no concept)
         defs = acronyms.definitions(text)
         for d in defs:
@@ -300,7 +300,7 @@ class PhraseExtractor:
             defined.setdefault(d.short.rstrip("s") if d.short[:-1].isupper() else d.short, best[0] if best else None)
         if defined:
             # A paper's own definition wins over the scheme's reading of the same acronym.
-            spans = [s for s in spans if not (s[3] and _base(text[s[1] : s[2]]) in defined and defined[_base(text[s[1] : s[2]])] != s[0])]
+            spans = [s for s in spans if not (s[3] and overlaps.base(text[s[1] : s[2]]) in defined and defined[overlaps.base(text[s[1] : s[2]])] != s[0])]
             for short, concept in defined.items():
                 if concept is not None:
                     # The "(RL)" of the definition itself is not a second mention.
@@ -308,19 +308,19 @@ class PhraseExtractor:
                     spans.extend((concept, a, b, True) for a, b in acronyms.uses(text, short) if a not in own)
         title_cues = self.cues(title_doc) if title_doc is not None else []
         title_spans = (
-            self.senses.keep(_outside_idioms(self._concept_spans(title_doc), title_doc, title_cues), title_doc.text, docs)
+            self.senses.keep(overlaps.outside_idioms(self._concept_spans(title_doc), title_doc, title_cues), title_doc.text, docs)
             if title_doc is not None else []
         )
         spans += self._benchmarks(doc, cue_tokens, spans, title_spans)
         if title_doc is not None:
             title_spans += self._benchmarks(title_doc, title_cues, spans, title_spans, title_doc=True)
-        kept = _same_item_once(_longest_first(spans), text)
+        kept = overlaps.same_item_once(overlaps.longest_first(spans), text)
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
-        title_kept = _longest_first(title_spans)
+        title_kept = overlaps.longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
@@ -328,7 +328,7 @@ class PhraseExtractor:
         tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
         title_tokens = self.definitions.tokens(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
         query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), _title_spans(paper, title_kept), query, focus=ctx.focus)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus)
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
@@ -369,64 +369,3 @@ class PhraseExtractor:
                 methods.append(Method(name, start, end, abstract[start:end]))
         label = methods[0].name if methods else contributions.first_words(abstract)
         return Extraction(r.paper.id, tuple(links), label, tuple(methods))
-
-
-def _outside_idioms(spans: list[tuple[str, int, int, bool]], doc, cues: list[tuple[str, int, int]]) -> list[tuple[str, int, int, bool]]:
-    """The label matches less those inside an idiom of kg/extract/patterns/cues.jsonl ("by a large margin", "boosting
-    the performance"), where the label's words are everyday words, not the concept."""
-    idioms = [(doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cues if label == "IDIOM"]
-    if not idioms:
-        return spans
-    return [m for m in spans if not any(a < m[2] and m[1] < b for a, b in idioms)]
-
-
-def _title_spans(paper: Paper, kept: list[tuple[str, int, int]]) -> tuple[tuple[str, int, int], ...]:
-    """The title matches as (concept, start, end) in the stored title: the evidence of a title-only link."""
-    if not kept:
-        return ()
-    cleaned = clean(paper.title or "")  # the same clean-up the title doc was made from; maps offsets back
-    return tuple((c, *cleaned.original(a, b)) for c, a, b in kept)
-
-
-def _in_compound_name(doc, start: int, end: int) -> bool:
-    """True for an acronym that is only part of a hyphenated name: the MT of 'CMAB-MT', the SF of 'SF-DQN'.
-
-    'LLM-based' and 'RL-driven' still count: the other part is a lower-case word.
-    """
-    before = start >= 2 and doc[start - 1].text == "-" and not doc[start - 2].whitespace_ and not doc[start - 1].whitespace_
-    after = end + 1 < len(doc) and doc[end].text == "-" and not doc[end - 1].whitespace_ and not doc[end].whitespace_
-    return (before and _has_capital(doc[start - 2].text)) or (after and _has_capital(doc[end + 1].text))
-
-
-def _sentence_start(doc, i: int) -> bool:
-    return i == 0 or doc[i - 1].text in (".", "!", "?", ":", ";", "(", '"')
-
-
-def _has_capital(word: str) -> bool:
-    return any(c.isupper() for c in word)
-
-
-def _base(text: str) -> str:
-    return text[:-1] if text.endswith("s") and text[:-1].isupper() else text
-
-
-def _same_item_once(kept: list[tuple[str, int, int]], text: str) -> list[tuple[str, int, int]]:
-    """Drop the short form of a definition: "federated learning (FL)" is one mention, not two."""
-    out: list[tuple[str, int, int]] = []
-    for span in kept:
-        prev = out[-1] if out else None
-        if prev is not None and prev[0] == span[0] and text[prev[2] : span[1]].strip() == "(" and text[span[2] : span[2] + 1] == ")":
-            continue
-        out.append(span)
-    return out
-
-
-def _longest_first(spans: list[tuple[str, int, int, bool]]) -> list[tuple[str, int, int]]:
-    """Non-overlapping spans, longer ones winning, then earlier ones, then exact-case ones; in text order."""
-    taken: list[tuple[int, int]] = []
-    kept: list[tuple[str, int, int]] = []
-    for concept, a, b, _exact in sorted(set(spans), key=lambda s: (s[1] - s[2], s[1], not s[3], s[0])):
-        if all(b <= x or a >= y for x, y in taken):
-            taken.append((a, b))
-            kept.append((concept, a, b))
-    return sorted(kept, key=lambda s: (s[1], s[0]))
