@@ -313,7 +313,7 @@ class PhraseExtractor:
         )
         spans += self._benchmarks(doc, cue_tokens, spans, title_spans)
         if title_doc is not None:
-            title_spans += self._benchmarks(title_doc, title_cues, spans, title_spans, title_doc=True)
+            title_spans += self._benchmarks(title_doc, title_cues, spans, title_spans, in_title=True)
         kept = overlaps.same_item_once(overlaps.longest_first(spans), text)
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
@@ -330,11 +330,11 @@ class PhraseExtractor:
         query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
         return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus)
 
-    def _benchmarks(self, doc, cues, abstract: list, title: list, *, title_doc: bool = False) -> list[tuple[str, int, int, bool]]:
+    def _benchmarks(self, doc, cues, abstract: list, title: list, *, in_title: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
         found = []
-        for i in benchmarks.contributed(doc, cues, title=title_doc):
-            kind = self.kinds.kind(-1 if title_doc else doc[i].idx, [s[:3] for s in abstract], [s[:3] for s in title])
+        for i in benchmarks.contributed(doc, cues, title=in_title):
+            kind = self.kinds.kind(-1 if in_title else doc[i].idx, [s[:3] for s in abstract], [s[:3] for s in title])
             if kind is not None:
                 found.append((kind, doc[i].idx, doc[i].idx + len(doc[i]), False))
         return found
@@ -347,7 +347,7 @@ class PhraseExtractor:
             by_concept.setdefault(concept, []).append(Mention(concept, start, end, abstract[start:end], weight))
         title_spans = r.title_spans
         d = r.described
-        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept and d.concept not in r.title_concepts else None
+        described = d.concept if d is not None and d.concept in concepts and d.concept not in by_concept else None
         if d is not None and described is not None:
             # A described concept's evidence is the sentence that holds most of its definition's weight, else the title.
             if d.sentence is not None:
