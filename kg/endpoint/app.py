@@ -365,19 +365,22 @@ def _serve(graph: str | Path, host: str, port: int, **options: Any) -> None:
 
     give_back_large_blocks()  # answers held for slow readers are given back to the system once sent (kg.endpoint.admission.Buffers)
     app = make_app(graph, hosts=(host, *options.pop("hosts", ())), **options)
+    # Everything after the app holds its pinned version is inside this try: a SIGTERM sent as soon as the address
+    # is printed (a service manager, a test) came before the serve loop's try once, and left the pin folder behind.
     try:
-        server = make_server(app, host, port)
-    except OSError as exc:
-        app.close()
-        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
-    shown = f"[{host}]" if ":" in host else host
-    print(f"kg serve: http://{shown}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        try:
+            server = make_server(app, host, port)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
+        try:
+            if host not in ("127.0.0.1", "localhost", "::1"):
+                print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
+            shown = f"[{host}]" if ":" in host else host
+            print(f"kg serve: http://{shown}:{server.server_port}/ (SPARQL at /sparql); Ctrl-C to stop", file=sys.stderr)
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
     finally:
-        server.server_close()
         app.close()
