@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from kg.extract import vectors
 from kg.extract.lexicon import lemmas
 from kg.extract.scheme import Scheme
 from kg.graph.resources import data_path
@@ -31,15 +30,13 @@ K1, B = 1.2, 0.75  # BM25's usual term saturation and length normalisation
 CHUNK = 256  # papers scored by one sparse product
 SHORTLIST = 10  # best-scoring concepts the matcher did not find that are scored again for the described one
 MIN_LENGTH = 3  # shorter words ("of", "rl", "x") carry no definition
-VECTOR_WEIGHT = 2.0  # the shortlist is ordered by BM25's z-score + this x the word vectors' cosine's z-score
 NOT_COMPARED = -2  # the term of a word that is not compared (stop words, short words, numbers)
 
 
-# A concept's BM25 against one paper, 1/its rank among every concept for that paper, its z-score there, and the cosine
-# of the paper's and the concept's vectors (kg.extract.vectors): a plain tuple of floats, which the cyclic garbage
-# collector stops tracking (a build holds one for every candidate).
-Similarity = tuple[float, float, float, float]
-NONE: Similarity = (0.0, 0.0, 0.0, 0.0)
+# A concept's BM25 against one paper, 1/its rank among every concept for that paper, and its z-score there: a plain
+# tuple of floats, which the cyclic garbage collector stops tracking (a build holds one for every candidate).
+Similarity = tuple[float, float, float]
+NONE: Similarity = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -117,8 +114,7 @@ class DefinitionIndex:
     """Every concept's definition and labels as a BM25 query over a paper's words: a concept x term matrix of the
     terms' idf, so that one sparse product scores every concept for a paper."""
 
-    def __init__(self, scheme: Scheme, nlp, df_path: Path | None = None, words: vectors.WordVectors | None = None) -> None:
-        import numpy as np
+    def __init__(self, scheme: Scheme, nlp, df_path: Path | None = None) -> None:
         from scipy import sparse
 
         papers, mean_length, df = read_df(df_path or data_path("patterns") / "definition-df.tsv")
@@ -137,25 +133,11 @@ class DefinitionIndex:
                 rows.append(i)
                 cols.append(self.terms.setdefault(w, len(self.terms)))
                 idfs.append(math.log((papers - n + 0.5) / (n + 0.5) + 1))
-        self.vectors = vectors.read() if words is None else words
-        if self.vectors is not None:
-            # The words with a vector and no definition's are terms too: they count in a paper's vector, not its BM25.
-            for w in self.vectors.index:
-                self.terms.setdefault(w, len(self.terms))
         self.matrix = sparse.csr_matrix((idfs, (rows, cols)), shape=(len(self.iris), max(1, len(self.terms))))
         self.by_term = self.matrix.T.tocsr()  # term x concept, for a chunk of papers' product
         self.weights: list[dict[int, float]] = [{} for _ in self.iris]  # per concept: its terms' idf
         for i, t, idf in zip(rows, cols, idfs):
             self.weights[i][t] = idf
-        # term x dimension (each term's SIF-weighted vector) and each concept's text as one unit vector (decision 0066).
-        self.embedding = vectors.embedding(self.vectors, list(self.terms)) if self.vectors is not None else None
-        if self.embedding is not None:
-            present = self.matrix.copy()
-            present.data[:] = 1.0
-            self.concept_vectors = vectors.unit(present @ self.embedding)  # concept x dimension
-            # A paper's cosines with every concept have mean p·mean and variance pᵀ·cov·p: no paper x concept product.
-            self.concept_mean = self.concept_vectors.mean(axis=0)
-            self.concept_cov = np.cov(self.concept_vectors, rowvar=False, bias=True).astype(np.float32)
         self._lexemes = _Lexemes()  # a lower-case word's hash → its term, -1 (no definition's) or NOT_COMPARED
 
     @staticmethod
@@ -219,7 +201,6 @@ class DefinitionIndex:
             saturated = counts.copy()
             saturated.data = _saturation(counts.data, np.repeat(norms, np.diff(counts.indptr)))
             scores = (saturated @ self.by_term).toarray()
-            dense = self._dense(counts)
             means = scores.mean(axis=1)
             spreads = scores.std(axis=1)
             ascending = np.sort(scores, axis=1)
@@ -232,38 +213,20 @@ class DefinitionIndex:
                 row = slice(counts.indptr[j], counts.indptr[j + 1])
                 paper_counts = dict(zip(counts.indices[row].tolist(), counts.data[row].tolist()))
                 top = np.flatnonzero(scores[j] >= cuts[j]) if tied[j] else best[j][scores[j, best[j]] >= cuts[j]]
-                out.append(self._choose(q, words, title, scores[j], ascending[j], top, float(means[j]), float(spreads[j]) or 1.0, paper_counts, float(norms[j]), dense[j]))
+                out.append(self._choose(q, words, title, scores[j], ascending[j], top, float(means[j]), float(spreads[j]) or 1.0, paper_counts, float(norms[j])))
         return out
 
-    def _dense(self, counts) -> list[Callable[[list[int]], list[float]]]:
-        """Per paper: the z-scores, among every concept's, of the cosines of the paper's vector (its words' SIF-weighted
-        mean) with the given concepts' vectors; 0 without vectors."""
-        import numpy as np
-
-        if self.embedding is None:
-            return [lambda concepts: [0.0] * len(concepts)] * counts.shape[0]
-        papers = vectors.unit(np.asarray(counts @ self.embedding, dtype=np.float32))
-        means = (papers @ self.concept_mean).tolist()
-        spreads = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", papers, self.concept_cov, papers), 1e-18)).tolist()
-        rows = self.concept_vectors
-
-        def z(p: np.ndarray, mean: float, spread: float) -> Callable[[list[int]], list[float]]:
-            return lambda concepts: ((rows[concepts] @ p - mean) / spread).tolist()
-
-        return [z(p, m, sd) for p, m, sd in zip(papers, means, spreads)]
-
-    def _choose(self, q: Query, words: Words, title_words: Words | None, scores: np.ndarray, ascending: np.ndarray, top: np.ndarray, mean: float, spread: float, counts: dict[int, float], norm: float, dense: Callable[[list[int]], list[float]]) -> Described:
+    def _choose(self, q: Query, words: Words, title_words: Words | None, scores: np.ndarray, ascending: np.ndarray, top: np.ndarray, mean: float, spread: float, counts: dict[int, float], norm: float) -> Described:
         """One paper's similarities and described concept from its scores over every concept."""
         found_ix = sorted({self.index[c] for c in q.found if c in self.index})
         shortlist = _shortlist(scores, top, set(found_ix))
         ranks = dict(zip(found_ix + shortlist, _ranks(scores, ascending, found_ix + shortlist)))
-        cosines = dict(zip(found_ix + shortlist, dense(found_ix + shortlist)))
-        similarity = {self.iris[i]: (float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread, cosines[i]) for i in found_ix}
+        similarity = {self.iris[i]: (float(scores[i]), 1.0 / ranks[i], (float(scores[i]) - mean) / spread) for i in found_ix}
         held = [(int(words.terms[i]), c) for i, c in words.held]
         if title_words is not None:
             held += [(int(title_words.terms[i]), c) for i, c in title_words.held]
         mentioned = {c for _, c in held}
-        best, best_score, best_rank = -1, 0.0, 0.0
+        best, best_score = -1, 0.0
         for i in shortlist:
             above = self.ancestors[i]
             score = float(scores[i])
@@ -272,12 +235,12 @@ class DefinitionIndex:
                 for t, m in Counter(t for t, c in held if c in above and t in weight).items():
                     n = counts[t]
                     score -= weight[t] * (_saturation(n, norm) - _saturation(n - m, norm))
-            if score > 0.0 and (best < 0 or (score - mean) / spread + VECTOR_WEIGHT * cosines[i] > best_rank):
-                best, best_score, best_rank = i, score, (score - mean) / spread + VECTOR_WEIGHT * cosines[i]
+            if score > best_score:
+                best, best_score = i, score
         if best < 0:
             return Described(similarity)
         concept = self.iris[best]
-        similarity[concept] = (best_score, 1.0 / ranks[best], (best_score - mean) / spread, cosines[best])
+        similarity[concept] = (best_score, 1.0 / ranks[best], (best_score - mean) / spread)
         return Described(similarity, concept, *self._sentence(best, words, q.starts, q.text))
 
     def _sentence(self, concept: int, words: Words, starts: Sequence[int], text: str) -> tuple[tuple[int, int] | None, int]:

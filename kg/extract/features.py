@@ -119,7 +119,7 @@ def candidate_rows(
         prior = priors.get(c)
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
-        bm25, rank, z, _ = similarity.get(c, NONE)
+        bm25, rank, z = similarity.get(c, NONE)
         new = c == extra
         # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
         placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
