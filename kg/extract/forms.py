@@ -1,0 +1,202 @@
+"""Scheme labels whose words a writer puts in another syntactic form than the label's (decision 0065).
+
+The matcher finds "graph transformer" and "safe reinforcement learning" as written; these are found here:
+- **inversion**, the head before a preposition and the modifier after it: "Transformers on Graphs" (graph
+  transformer), "quantization of deep neural networks" (neural network quantization), "theory of deep learning";
+- **coordination**, a modifier shared out over one head: "Safe and Autonomous Reinforcement Learning" (safe RL),
+  "offline and online RL" (offline RL), "single- and multi-agent reinforcement learning";
+- **a stacked modifier**, a word before a label the matcher found that, with that label's head, is another label:
+  "Robust Offline Reinforcement Learning" holds robust RL beside offline RL.
+The head and the modifier must sit in one phrase: nothing but a determiner between the preposition and the
+modifier's words, no stop word (verbs such as "is", "has", "can") inside them, and the modifier ending its phrase (a
+stop word, a punctuation mark or the end comes next). The label's words are compared as the matcher's NORM has them
+(lower case, a plural 's' lemmatised; an acronym's plural "LLMs" singular too), run together so that hyphens and
+spaces do not matter; only labels the matcher compares folded, and that name one concept, are found. The words of
+the forms are data (kg/extract/patterns/forms.tsv).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from kg.core.errors import SchemeError
+from kg.extract.lexicon import norm
+from kg.extract.scheme import Concept, Scheme
+from kg.graph.resources import data_path
+
+MAX_WORDS = 4  # words of an inverted form's modifier (after the preposition) and head (before it)
+MAX_ITEMS = 4  # modifiers shared out over one head ("supervised, semi-supervised and unsupervised learning")
+_FORMS = ("inversion", "determiner", "coordination")
+
+
+@dataclass(frozen=True)
+class Forms:
+    """A scheme's labels as the forms compare them, and the forms' words."""
+
+    labels: dict[str, str]  # a label's normalised words run together → its concept
+    named: dict[str, frozenset[str]]  # such a key of any label (one word, an acronym too) → the concepts it names
+    ancestors: dict[str, frozenset[str]]  # concept → every concept above it
+    heads: frozenset[int]  # the hashed NORM of the last word of every label of two or more words
+    words: dict[str, frozenset[str]]  # form → its words (kg/extract/patterns/forms.tsv)
+    hashes: frozenset[int]  # the hashed lower-case prepositions of the inversion
+
+    @classmethod
+    def of(cls, scheme: Scheme, folded: Callable[[Concept, str], bool]) -> Forms:
+        """The forms for a scheme's labels that the matcher compares folded (`folded`: whether it does)."""
+        from spacy.strings import get_string_id
+
+        owners: dict[str, set[str]] = {}
+        heads: set[int] = set()
+        named: dict[str, set[str]] = {}
+        for c in scheme.concepts.values():
+            for label in c.labels:
+                named.setdefault("".join(map(norm, label.replace("-", " ").split())), set()).add(c.iri)
+        for concept, label in ((c.iri, label) for c in scheme.concepts.values() for label in c.labels if folded(c, label)):
+            words = label.replace("-", " ").split()
+            if len(words) < 2:
+                continue
+            owners.setdefault("".join(map(norm, words)), set()).add(concept)
+            last = norm(words[-1])
+            heads.update((get_string_id(last), get_string_id(last + "s")))
+        words = read_words()
+        return cls(
+            {key: next(iter(cs)) for key, cs in owners.items() if len(cs) == 1},
+            {key: frozenset(cs) for key, cs in named.items()},
+            {iri: frozenset(scheme.ancestors(iri)) for iri in scheme.concepts},
+            frozenset(heads),
+            words,
+            frozenset(get_string_id(w) for w in words["inversion"]),
+        )
+
+    def find(self, doc, spans: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+        """(concept, start char, end char) of every label a doc writes in one of the forms; `spans`: the matcher's
+        mentions (concept, start, end) in the doc's text, the heads the coordinated and stacked forms share."""
+        import numpy as np
+        from spacy.attrs import IDX, LOWER, NORM
+
+        if len(doc) < 3:
+            return []
+        array = doc.to_array([LOWER, NORM, IDX])
+        found: list[tuple[str, int, int]] = []
+        preps = np.isin(array[1:, 0], list(self.hashes)) & np.isin(array[:-1, 1], list(self.heads))
+        for i in (np.flatnonzero(preps) + 1).tolist():
+            found += self._inverted(doc, i)
+        if spans:
+            idx = array[:, 2]
+            bounds = np.searchsorted(idx, [s[1] for s in spans] + [s[2] for s in spans]).tolist()
+            for (concept, _, end), s, e in zip(spans, bounds, bounds[len(spans) :]):
+                found += self._shared(doc, concept, s, e, end)
+        return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
+
+    def _inverted(self, doc, i: int) -> list[tuple[str, int, int]]:
+        """The label a head before the preposition at token i and a modifier after it name ("theory of deep learning")."""
+        start = i + 1
+        if start < len(doc) and doc[start].lower_ in self.words["determiner"]:
+            start += 1
+        end = start
+        while end < len(doc) and _word(doc[end]) and end - start < 2 * MAX_WORDS:
+            end += 1
+        if end == start or not _ends_phrase(doc, end):
+            return []
+        head_start = i
+        while head_start > 0 and i - head_start < 2 * MAX_WORDS - 1 and _word(doc[head_start - 1]):
+            head_start -= 1
+        if sum(map(_starts_word, [doc] * (end - start), range(start, end))) > MAX_WORDS:
+            return []
+        modifier = _key(doc, start, end)  # the whole phrase: "analysis of a neural network" is no network analysis
+        for h in [h for h in range(head_start, i) if _starts_word(doc, h)][-MAX_WORDS:]:  # the longest head first
+            concept = self.labels.get(modifier + _key(doc, h, i))
+            if concept is not None:
+                return [(concept, doc[h].idx, doc[end - 1].idx + len(doc[end - 1]))]
+        return []
+
+    def _shared(self, doc, concept: str, s: int, e: int, end: int) -> list[tuple[str, int, int]]:
+        """Labels that a mention's head (tokens s..e, ending at char `end`) makes with a modifier coordinated with the
+        mention's own ("offline and online RL") or stacked before it ("robust offline RL")."""
+        out = []
+        for k in range(s, e):
+            if k > s and not _starts_word(doc, k):
+                continue
+            head = _key(doc, k, e)
+            within = k > s  # the shared modifier is the mention's own first words ("online" of "online RL")
+            if within and s > 0 and _starts_word(doc, s - 1) and _word(doc[s - 1]) and self._above(head, concept):
+                # stacked: "robust" before "offline RL", whose head "RL" names a concept above offline RL
+                other = self.labels.get(_key(doc, s - 1, s) + head)
+                if other is not None and other != concept:
+                    out.append((other, doc[s - 1].idx, end))
+            p = s if within else _word_start(doc, s)  # where the modifier coordinated with the others starts
+            if p < 2 or (not within and not _word(doc[s - 1])) or doc[p - 1].lower_ not in self.words["coordination"]:
+                continue
+            hyphenated = doc[k - 1].text == "-" and within  # "single- and multi-agent": the modifiers end in a hyphen
+            j = p - 2 if doc[p - 2].text != "," else p - 3
+            for _ in range(MAX_ITEMS):
+                if j < 0 or not _word(doc[j]) or doc[j].text.endswith("-") != hyphenated:
+                    break
+                first = _word_start(doc, j + 1)  # "semi-supervised" is one modifier
+                other = self.labels.get(_key(doc, first, j + 1) + head)
+                if other is not None and other != concept:
+                    out.append((other, doc[first].idx, end))
+                if first < 2 or doc[first - 1].text != ",":
+                    break
+                j = first - 2
+        return out
+
+
+    def _above(self, key: str, concept: str) -> bool:
+        """Words (a key) that name a concept above `concept`: "RL" of "offline RL"."""
+        return not self.named.get(key, frozenset()).isdisjoint(self.ancestors.get(concept, ()))
+
+
+def _word(token) -> bool:
+    """A token that can be part of a noun phrase: a word or number that is no stop word, or a hyphen inside a word."""
+    if token.text == "-":
+        return not token.whitespace_ and token.i > 0 and not token.doc[token.i - 1].whitespace_
+    return not token.is_stop and any(ch.isalnum() for ch in token.text)
+
+
+def _starts_word(doc, i: int) -> bool:
+    """Token i starts a word (not the part after a hyphen of "multi-agent")."""
+    return doc[i].text != "-" and not (i > 0 and doc[i - 1].text == "-" and not doc[i - 1].whitespace_)
+
+
+def _word_start(doc, end: int) -> int:
+    """The first token of the word that ends before token `end` ("semi" of "semi-supervised")."""
+    i = end - 1
+    while i >= 2 and doc[i - 1].text == "-" and not doc[i - 1].whitespace_ and not doc[i - 2].whitespace_:
+        i -= 2
+    return i
+
+
+def _ends_phrase(doc, i: int) -> bool:
+    """Token i is past the end of a noun phrase: the end, a punctuation mark, a stop word."""
+    return i >= len(doc) or doc[i].is_punct or doc[i].is_stop
+
+
+def _key(doc, a: int, b: int) -> str:
+    """Tokens a..b as the forms compare them: their NORMs run together, hyphens dropped, an acronym's plural singular."""
+    parts = []
+    for t in doc[a:b]:
+        text = t.text
+        if len(text) > 2 and text.endswith("s") and text[:-1].isupper():
+            parts.append(text[:-1].lower())
+        else:
+            parts.append(t.norm_.replace("-", ""))
+    return "".join(parts)
+
+
+def read_words() -> dict[str, frozenset[str]]:
+    """The words of each form, from kg/extract/patterns/forms.tsv."""
+    path = data_path("patterns") / "forms.tsv"
+    words: dict[str, frozenset[str]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        form, sep, listed = line.partition("\t")
+        if not sep or form not in _FORMS:
+            raise SchemeError(f"{path}:{number}: expected one of {', '.join(_FORMS)}, a tab and its words separated by spaces")
+        words[form] = frozenset(listed.split())
+    missing = [f for f in _FORMS if f not in words]
+    if missing:
+        raise SchemeError(f"{path}: no line for {', '.join(missing)}; add one (form, a tab, its words)")
+    return words
