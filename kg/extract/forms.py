@@ -59,14 +59,14 @@ class Forms:
             owners.setdefault("".join(map(norm, words)), set()).add(concept)
             last = norm(words[-1])
             heads.update((get_string_id(last), get_string_id(last + "s")))
-        words = read_words()
+        form_words = read_words()
         return cls(
             {key: next(iter(cs)) for key, cs in owners.items() if len(cs) == 1},
             {key: frozenset(cs) for key, cs in named.items()},
             {iri: frozenset(scheme.ancestors(iri)) for iri in scheme.concepts},
             frozenset(heads),
-            words,
-            frozenset(get_string_id(w) for w in words["inversion"]),
+            form_words,
+            frozenset(get_string_id(w) for w in form_words["inversion"]),
         )
 
     def find(self, doc, spans: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
@@ -97,7 +97,7 @@ class Forms:
         end = start
         while end < len(doc) and _word(doc[end]) and end - start < 2 * MAX_WORDS:
             end += 1
-        if end == start or not _ends_phrase(doc, end):
+        if end == start or doc[end - 1].text == "-" or not _ends_phrase(doc, end):  # "state-" of "state-of-the-art"
             return []
         head_start = i
         while head_start > 0 and i - head_start < 2 * MAX_WORDS - 1 and _word(doc[head_start - 1]):
