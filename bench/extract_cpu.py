@@ -39,7 +39,9 @@ print(json.dumps({"cpu": cpu, "wall": wall, "setup": setup, "subjects": subjects
 def run(checkout: Path, corpus: Path, n: int) -> dict:
     """One fresh process of `checkout` extracting the first n papers of the corpus."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    done = subprocess.run([sys.executable, "-c", _RUN, str(corpus), str(n)], env=env, cwd=checkout, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", _RUN, str(corpus), str(n)], env=env, cwd=checkout, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{checkout}: extraction failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -49,7 +51,7 @@ def main(argv: list[str]) -> None:
     if not args:
         raise SystemExit(__doc__)
     other = Path(args[0]).resolve()
-    corpus = Path(args[1]) if len(args) > 1 else DEFAULT_CORPUS
+    corpus = Path(args[1]).resolve() if len(args) > 1 else DEFAULT_CORPUS
     n = int(args[2]) if len(args) > 2 else 6000
     print(f"{other} (other) against {HERE} (this), {n} papers of {corpus.name}, {runs} interleaved pairs")
     print("| run | checkout | extraction CPU s | wall s | set-up CPU s | peak MB | subjects | this / other CPU | load average |")

@@ -37,9 +37,11 @@ class Forms:
     labels: dict[str, str]  # a label's normalised words run together → its concept
     named: dict[str, frozenset[str]]  # such a key of any label (one word, an acronym too) → the concepts it names
     ancestors: dict[str, frozenset[str]]  # concept → every concept above it
-    heads: frozenset[int]  # the hashed NORM of the last word of every label of two or more words
+    ends: frozenset[tuple[int, int]]  # the hashed NORMs of the first and last words of those labels (a quick test)
     words: dict[str, frozenset[str]]  # form → its words (kg/extract/patterns/forms.tsv)
-    hashes: frozenset[int]  # the hashed lower-case prepositions of the inversion
+    hashes: dict[str, frozenset[int]]  # form → its words' hashed lower case
+    comma: int  # the hashed ","
+    stackable: frozenset[str]  # concepts with a label whose last words name a concept above it ("offline RL": RL)
 
     @classmethod
     def of(cls, scheme: Scheme, folded: Callable[[Concept, str], bool]) -> Forms:
@@ -47,7 +49,7 @@ class Forms:
         from spacy.strings import get_string_id
 
         owners: dict[str, set[str]] = {}
-        heads: set[int] = set()
+        ends: set[tuple[int, int]] = set()
         named: dict[str, set[str]] = {}
         for c in scheme.concepts.values():
             for label in c.labels:
@@ -57,36 +59,77 @@ class Forms:
             if len(words) < 2:
                 continue
             owners.setdefault("".join(map(norm, words)), set()).add(concept)
-            last = norm(words[-1])
-            heads.update((get_string_id(last), get_string_id(last + "s")))
+            first, last = norm(words[0]), norm(words[-1])
+            # as a text's tokens have them: "LLMs" (an acronym's plural), "single-" (a modifier shared by coordination),
+            # "supervised" (the end of the first word "semi-supervised", nearest the conjunction)
+            for f in (first, first + "s", first + "-", norm(label.split()[0].split("-")[-1])):
+                ends.update((get_string_id(f), get_string_id(l)) for l in (last, last + "s"))
         form_words = read_words()
+        stackable = set()
+        for c in scheme.concepts.values():
+            above = scheme.ancestors(c.iri)
+            for label in c.labels:
+                words = [norm(w) for w in label.replace("-", " ").split()]
+                if any(not named.get("".join(words[k:]), set()).isdisjoint(above) for k in range(1, len(words))):
+                    stackable.add(c.iri)
         return cls(
             {key: next(iter(cs)) for key, cs in owners.items() if len(cs) == 1},
             {key: frozenset(cs) for key, cs in named.items()},
             {iri: frozenset(scheme.ancestors(iri)) for iri in scheme.concepts},
-            frozenset(heads),
+            frozenset(ends),
             form_words,
-            frozenset(get_string_id(w) for w in form_words["inversion"]),
+            {form: frozenset(map(get_string_id, ws)) for form, ws in form_words.items()},
+            get_string_id(","),
+            frozenset(stackable),
         )
 
-    def find(self, doc, spans: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    def find(self, doc, spans: Sequence[tuple[str, int, int]], array=None) -> list[tuple[str, int, int]]:
         """(concept, start char, end char) of every label a doc writes in one of the forms; `spans`: the matcher's
-        mentions (concept, start, end) in the doc's text, the heads the coordinated and stacked forms share."""
+        mentions (concept, start, end) in the doc's text, the heads the coordinated and stacked forms share; `array`:
+        the doc's LOWER, IDX and NORM columns (`columns`), when the caller has them already.
+
+        Most of a doc is passed over by comparing hashes in numpy (the preposition, the label's first and last
+        words, the conjunction) before a token is looked at: the forms cost about 1 % of extraction."""
         import numpy as np
-        from spacy.attrs import IDX, LOWER, NORM
 
         if len(doc) < 3:
             return []
-        array = doc.to_array([LOWER, NORM, IDX])
+        if array is None:
+            array = columns(doc)
+        lower, norms = array[:, 0].tolist(), array[:, 2].tolist()
         found: list[tuple[str, int, int]] = []
-        preps = np.isin(array[1:, 0], list(self.hashes)) & np.isin(array[:-1, 1], list(self.heads))
-        for i in (np.flatnonzero(preps) + 1).tolist():
-            found += self._inverted(doc, i)
-        if spans:
-            idx = array[:, 2]
-            bounds = np.searchsorted(idx, [s[1] for s in spans] + [s[2] for s in spans]).tolist()
-            for (concept, _, end), s, e in zip(spans, bounds, bounds[len(spans) :]):
-                found += self._shared(doc, concept, s, e, end)
+        ends, determiners, last_token = self.ends, self.hashes["determiner"], len(lower) - 1
+        for i in _positions(lower, self.hashes["inversion"]):
+            if 0 < i < last_token:
+                m = i + 2 if lower[i + 1] in determiners and i + 1 < last_token else i + 1
+                if (norms[m], norms[i - 1]) in ends:
+                    found += self._inverted(doc, i)
+        if not spans:
+            return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
+        # Only mentions whose concept can be stacked on, or that start just after a conjunction, are looked at.
+        conj, comma, stackable = self.hashes["coordination"], self.comma, self.stackable
+        after = _positions(lower, conj)
+        if after:
+            near = {c + 1 for c in after} | {c + 2 for c in after}
+            starts = np.searchsorted(array[:, 1], [a for _, a, _ in spans]).tolist()
+            spans = [span for span, s in zip(spans, starts) if s in near or span[0] in stackable]
+        else:
+            spans = [span for span in spans if span[0] in stackable]
+        if not spans:
+            return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
+        bounds = np.searchsorted(array[:, 1], [a for _, a, _ in spans] + [b for _, _, b in spans]).tolist()
+        for (concept, _, b), s, e in zip(spans, bounds, bounds[len(spans) :]):
+            if s == 0 or e <= s:
+                continue
+            last = norms[e - 1]
+            stacked = (norms[s - 1], last) in ends
+            # the modifier nearest the conjunction ("offline [and] online RL", "safe [and] autonomous RL") must be
+            # a label's first word with the head's last (or the end of a hyphenated one: "semi-supervised")
+            coordinated = any(
+                lower[c] in conj and (norms[c - 1 - (lower[c - 1] == comma)], last) in ends for c in (s - 1, s - 2) if c >= 2 or (c == 1 and lower[0] != comma)
+            )
+            if stacked or coordinated:
+                found += self._shared(doc, concept, s, e, b, stacked)
         return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
 
     def _inverted(self, doc, i: int) -> list[tuple[str, int, int]]:
@@ -111,22 +154,23 @@ class Forms:
                 return [(concept, doc[h].idx, doc[end - 1].idx + len(doc[end - 1]))]
         return []
 
-    def _shared(self, doc, concept: str, s: int, e: int, end: int) -> list[tuple[str, int, int]]:
+    def _shared(self, doc, concept: str, s: int, e: int, end: int, stacked: bool) -> list[tuple[str, int, int]]:
         """Labels that a mention's head (tokens s..e, ending at char `end`) makes with a modifier coordinated with the
-        mention's own ("offline and online RL") or stacked before it ("robust offline RL")."""
+        mention's own ("offline and online RL") or, where `stacked`, stacked before it ("robust offline RL")."""
         out = []
+        last, conj = doc[e - 1].norm, self.words["coordination"]
         for k in range(s, e):
             if k > s and not _starts_word(doc, k):
                 continue
-            head = _key(doc, k, e)
+            head = _key(doc, k, e) if stacked else ""
             within = k > s  # the shared modifier is the mention's own first words ("online" of "online RL")
-            if within and s > 0 and _starts_word(doc, s - 1) and _word(doc[s - 1]) and self._above(head, concept):
+            if stacked and within and _starts_word(doc, s - 1) and _word(doc[s - 1]) and self._above(head, concept):
                 # stacked: "robust" before "offline RL", whose head "RL" names a concept above offline RL
                 other = self.labels.get(_key(doc, s - 1, s) + head)
                 if other is not None and other != concept:
                     out.append((other, doc[s - 1].idx, end))
             p = s if within else _word_start(doc, s)  # where the modifier coordinated with the others starts
-            if p < 2 or (not within and not _word(doc[s - 1])) or doc[p - 1].lower_ not in self.words["coordination"]:
+            if p < 2 or (not within and not _word(doc[s - 1])) or doc[p - 1].lower_ not in conj:
                 continue
             hyphenated = doc[k - 1].text == "-" and within  # "single- and multi-agent": the modifiers end in a hyphen
             j = p - 2 if doc[p - 2].text != "," else p - 3
@@ -134,7 +178,10 @@ class Forms:
                 if j < 0 or not _word(doc[j]) or doc[j].text.endswith("-") != hyphenated:
                     break
                 first = _word_start(doc, j + 1)  # "semi-supervised" is one modifier
-                other = self.labels.get(_key(doc, first, j + 1) + head)
+                other = None
+                if (doc[first].norm, last) in self.ends:
+                    head = head or _key(doc, k, e)
+                    other = self.labels.get(_key(doc, first, j + 1) + head)
                 if other is not None and other != concept:
                     out.append((other, doc[first].idx, end))
                 if first < 2 or doc[first - 1].text != ",":
@@ -142,10 +189,30 @@ class Forms:
                 j = first - 2
         return out
 
-
     def _above(self, key: str, concept: str) -> bool:
         """Words (a key) that name a concept above `concept`: "RL" of "offline RL"."""
         return not self.named.get(key, frozenset()).isdisjoint(self.ancestors.get(concept, ()))
+
+
+def columns(doc):  # -> numpy.ndarray
+    """A doc's LOWER, IDX and NORM, a row a token: what `Forms.find` reads (and the definitions the first two)."""
+    from spacy.attrs import IDX, LOWER, NORM
+
+    return doc.to_array([LOWER, IDX, NORM]).reshape(-1, 3)
+
+
+def _positions(values: list[int], hashes: frozenset[int]) -> list[int]:
+    """Where a list of hashes holds one of a few `hashes`, found by list.index (a scan in C, not a Python loop)."""
+    out = []
+    for h in hashes:
+        i = -1
+        try:
+            while True:
+                i = values.index(h, i + 1)
+                out.append(i)
+        except ValueError:
+            pass
+    return out
 
 
 def _word(token) -> bool:

@@ -322,7 +322,8 @@ class PhraseExtractor:
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Labels written in another form ("theory of deep learning") are mentions beside the matcher's, not instead.
-        shaped = [f for f in self.forms.find(doc, kept) if f not in kept]
+        array = forms.columns(doc)
+        shaped = [f for f in self.forms.find(doc, kept, array) if f not in kept]
         if shaped:
             both = sorted(kept + shaped, key=lambda k: (k[1], k[2], k[0]))
             placed = dict(zip(both, ctx.describe(both, text)))
@@ -336,7 +337,7 @@ class PhraseExtractor:
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
+        tokens = self.definitions.tokens(doc, [k[:3] for k in kept], array)
         title_tokens = self.definitions.tokens(title_doc, [k for k in title_kept if k not in title_shaped]) if title_doc is not None else None
         query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
         return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus, shaped=only_shaped)
