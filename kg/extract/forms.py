@@ -18,6 +18,7 @@ the forms are data (kg/extract/patterns/forms.tsv).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Sequence
 
 from kg.core.errors import SchemeError
@@ -28,6 +29,15 @@ from kg.graph.resources import data_path
 MAX_WORDS = 4  # words of an inverted form's modifier (after the preposition) and head (before it)
 MAX_ITEMS = 4  # modifiers shared out over one head ("supervised, semi-supervised and unsupervised learning")
 _FORMS = ("inversion", "determiner", "coordination")
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Where in one doc the forms may be, from its hashes alone (`Forms.scan`): the prepositions between the last
+    word of a label and its first, and the conjunctions (token indices)."""
+
+    inverted: tuple[int, ...]
+    conjunctions: frozenset[int]
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,42 @@ class Forms:
             frozenset(stackable),
         )
 
-    def find(self, doc, spans: Sequence[tuple[str, int, int]], array=None) -> list[tuple[str, int, int]]:
+    @cached_property
+    def _arrays(self):  # -> tuple of numpy arrays: the prepositions, determiners, conjunctions, sorted pair keys
+        import numpy as np
+
+        words = [np.array(sorted(self.hashes[f]), dtype=np.uint64) for f in ("inversion", "determiner", "coordination")]
+        ends = np.array(sorted(self.ends), dtype=np.uint64).reshape(-1, 2)
+        return (*words, np.unique(_pair(ends[:, 0], ends[:, 1])))
+
+    def scan(self, arrays: Sequence) -> list[Scan]:
+        """Where the forms may be in each of several docs (their `columns`), by numpy over all of them at once: a
+        preposition after a label's last word and before its first (a determiner between), and the conjunctions."""
+        import numpy as np
+
+        if not arrays:
+            return []
+        preps, determiners, conj, ends = self._arrays
+        lengths = [len(a) for a in arrays]
+        starts = np.cumsum([0, *lengths])
+        both = np.concatenate([a.reshape(-1, 3) for a in arrays])
+        lower, norms, n = both[:, 0], both[:, 2], len(both)
+        doc_of = np.repeat(np.arange(len(arrays)), lengths)
+        p = np.flatnonzero(np.isin(lower, preps))
+        p = p[(p > 0) & (p + 2 < n)]
+        p = p[(doc_of[p - 1] == doc_of[p]) & (doc_of[p + 1] == doc_of[p])]
+        m = p + 1 + (np.isin(lower[p + 1], determiners) & (doc_of[p + 2] == doc_of[p]))
+        keys = _pair(norms[m], norms[p - 1])
+        at = np.minimum(np.searchsorted(ends, keys), len(ends) - 1)
+        p = p[ends[at] == keys]
+        c = np.flatnonzero(np.isin(lower, conj))
+        pb, cb = np.searchsorted(p, starts).tolist(), np.searchsorted(c, starts).tolist()
+        return [
+            Scan(tuple((p[pb[d] : pb[d + 1]] - starts[d]).tolist()), frozenset((c[cb[d] : cb[d + 1]] - starts[d]).tolist()))
+            for d in range(len(arrays))
+        ]
+
+    def find(self, doc, spans: Sequence[tuple[str, int, int]], array=None, scan: Scan | None = None) -> list[tuple[str, int, int]]:
         """(concept, start char, end char) of every label a doc writes in one of the forms; `spans`: the matcher's
         mentions (concept, start, end) in the doc's text, the heads the coordinated and stacked forms share; `array`:
         the doc's LOWER, IDX and NORM columns (`columns`), when the caller has them already.
@@ -96,37 +141,30 @@ class Forms:
             return []
         if array is None:
             array = columns(doc)
-        lower, norms = array[:, 0].tolist(), array[:, 2].tolist()
+        if scan is None:
+            scan = self.scan([array])[0]
         found: list[tuple[str, int, int]] = []
-        ends, determiners, last_token = self.ends, self.hashes["determiner"], len(lower) - 1
-        for i in _positions(lower, self.hashes["inversion"]):
-            if 0 < i < last_token:
-                m = i + 2 if lower[i + 1] in determiners and i + 1 < last_token else i + 1
-                if (norms[m], norms[i - 1]) in ends:
-                    found += self._inverted(doc, i)
-        if not spans:
-            return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
+        for i in scan.inverted:
+            found += self._inverted(doc, i)
         # Only mentions whose concept can be stacked on, or that start just after a conjunction, are looked at.
-        conj, comma, stackable = self.hashes["coordination"], self.comma, self.stackable
-        after = _positions(lower, conj)
-        if after:
-            near = {c + 1 for c in after} | {c + 2 for c in after}
-            starts = np.searchsorted(array[:, 1], [a for _, a, _ in spans]).tolist()
-            spans = [span for span, s in zip(spans, starts) if s in near or span[0] in stackable]
-        else:
+        stackable, after = self.stackable, scan.conjunctions
+        if not after:
             spans = [span for span in spans if span[0] in stackable]
         if not spans:
             return sorted(set(found), key=lambda f: (f[1], f[2], f[0]))
         bounds = np.searchsorted(array[:, 1], [a for _, a, _ in spans] + [b for _, _, b in spans]).tolist()
+        near = {c + 1 for c in after} | {c + 2 for c in after}
+        norm_of, lower_of, ends, comma = array[:, 2].item, array[:, 0].item, self.ends, self.comma
         for (concept, _, b), s, e in zip(spans, bounds, bounds[len(spans) :]):
-            if s == 0 or e <= s:
+            if s == 0 or e <= s or (s not in near and concept not in stackable):
                 continue
-            last = norms[e - 1]
-            stacked = (norms[s - 1], last) in ends
+            last = norm_of(e - 1)
+            stacked = concept in stackable and (norm_of(s - 1), last) in ends
             # the modifier nearest the conjunction ("offline [and] online RL", "safe [and] autonomous RL") must be
             # a label's first word with the head's last (or the end of a hyphenated one: "semi-supervised")
             coordinated = any(
-                lower[c] in conj and (norms[c - 1 - (lower[c - 1] == comma)], last) in ends for c in (s - 1, s - 2) if c >= 2 or (c == 1 and lower[0] != comma)
+                c in after and (norm_of(c - 1 - (lower_of(c - 1) == comma)), last) in ends
+                for c in (s - 1, s - 2) if c >= 2 or (c == 1 and lower_of(0) != comma)
             )
             if stacked or coordinated:
                 found += self._shared(doc, concept, s, e, b, stacked)
@@ -201,18 +239,11 @@ def columns(doc):  # -> numpy.ndarray
     return doc.to_array([LOWER, IDX, NORM]).reshape(-1, 3)
 
 
-def _positions(values: list[int], hashes: frozenset[int]) -> list[int]:
-    """Where a list of hashes holds one of a few `hashes`, found by list.index (a scan in C, not a Python loop)."""
-    out = []
-    for h in hashes:
-        i = -1
-        try:
-            while True:
-                i = values.index(h, i + 1)
-                out.append(i)
-        except ValueError:
-            pass
-    return out
+def _pair(first, last):  # -> numpy.ndarray
+    """One key of two hashes (numpy uint64 arrays), for a test of membership by numpy."""
+    import numpy as np
+
+    return (first * np.uint64(0x9E3779B97F4A7C15)) ^ last
 
 
 def _word(token) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import product
+from itertools import islice, product
 from pathlib import Path
 from typing import Sequence
 
@@ -254,15 +254,22 @@ class PhraseExtractor:
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
+        title_arrays = {i: forms.columns(d) for i, d in title_docs.items()}
+        title_looked = dict(zip(title_arrays, zip(title_arrays.values(), self.forms.scan(list(title_arrays.values())))))
         out: list[_Read] = []
-        chunk: list[_Read] = []
-        for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned))):
-            chunk.append(self._read(paper, c, doc, title_docs.get(i)))
-            if len(chunk) == definitions.CHUNK or i == len(papers) - 1:
-                # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
-                described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
-                out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
-                chunk = []
+        docs = self.nlp.pipe(c.text for c in cleaned)
+        for start in range(0, len(papers), definitions.CHUNK):
+            block = list(islice(docs, definitions.CHUNK))
+            # Where the forms may be (kg.extract.forms), for the chunk's docs at once.
+            arrays = [forms.columns(doc) for doc in block]
+            looked = zip(arrays, self.forms.scan(arrays))
+            chunk = [
+                self._read(papers[i], cleaned[i], doc, title_docs.get(i), where, title_looked.get(i))
+                for i, doc, where in zip(range(start, start + len(block)), block, looked)
+            ]
+            # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
+            described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
+            out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
         return out
 
     def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
@@ -288,7 +295,9 @@ class PhraseExtractor:
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
 
-    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
+    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc, where: tuple, title_where: tuple | None) -> _Read:
+        """One paper's reading; `where`: its doc's columns and where the forms may be in it (kg.extract.forms), and
+        `title_where` the same of its title."""
         text = cleaned.text
         docs = (doc,) if title_doc is None else (doc, title_doc)
         cue_tokens = self.cues(doc)
@@ -322,15 +331,15 @@ class PhraseExtractor:
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Labels written in another form ("theory of deep learning") are mentions beside the matcher's, not instead.
-        array = forms.columns(doc)
-        shaped = [f for f in self.forms.find(doc, kept, array) if f not in kept]
+        array, scan = where
+        shaped = [f for f in self.forms.find(doc, kept, array, scan) if f not in kept]
         if shaped:
             both = sorted(kept + shaped, key=lambda k: (k[1], k[2], k[0]))
             placed = dict(zip(both, ctx.describe(both, text)))
             notes = tuple(sorted((*notes, *((*f, *placed[f], False) for f in shaped)), key=lambda n: (n[1], n[2], n[0])))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_kept = overlaps.longest_first(title_spans)
-        title_shaped = self.forms.find(title_doc, title_kept) if title_doc is not None else []
+        title_shaped = self.forms.find(title_doc, title_kept, *title_where) if title_doc is not None and title_where else []
         title_kept = sorted({*title_kept, *title_shaped}, key=lambda k: (k[1], k[2], k[0]))
         title = frozenset(c for c, _, _ in title_kept)
         only_shaped = frozenset(f[0] for f in (*shaped, *title_shaped)) - {k[0] for k in kept} - {t[0] for t in title_kept if t not in title_shaped}
