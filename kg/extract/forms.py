@@ -27,6 +27,7 @@ from kg.extract.scheme import Concept, Scheme
 from kg.graph.resources import data_path
 
 MAX_WORDS = 4  # words of an inverted form's modifier (after the preposition) and head (before it)
+SEP = "\x1f"  # between a key and a concept in Forms.heads
 MAX_ITEMS = 4  # modifiers shared out over one head ("supervised, semi-supervised and unsupervised learning")
 _FORMS = ("inversion", "determiner", "coordination")
 
@@ -45,13 +46,13 @@ class Forms:
     """A scheme's labels as the forms compare them, and the forms' words."""
 
     labels: dict[str, str]  # a label's normalised words run together → its concept
-    named: dict[str, frozenset[str]]  # such a key of any label (one word, an acronym too) → the concepts it names
-    ancestors: dict[str, frozenset[str]]  # concept → every concept above it
+    heads: frozenset[str]  # "key\x1fconcept": the last words of a label of the concept (as `labels` keys them) name
+    # a concept above it ("RL" of "offline RL"); plain strings, which the cyclic collector does not track
     ends: frozenset[tuple[int, int]]  # the hashed NORMs of the first and last words of those labels (a quick test)
     words: dict[str, frozenset[str]]  # form → its words (kg/extract/patterns/forms.tsv)
     hashes: dict[str, frozenset[int]]  # form → its words' hashed lower case
     comma: int  # the hashed ","
-    stackable: frozenset[str]  # concepts with a label whose last words name a concept above it ("offline RL": RL)
+    stackable: frozenset[str]  # the concepts of `heads`
 
     @classmethod
     def of(cls, scheme: Scheme, folded: Callable[[Concept, str], bool]) -> Forms:
@@ -75,22 +76,22 @@ class Forms:
             for f in (first, first + "s", first + "-", norm(label.split()[0].split("-")[-1])):
                 ends.update((get_string_id(f), get_string_id(l)) for l in (last, last + "s"))
         form_words = read_words()
-        stackable = set()
+        heads = set()
         for c in scheme.concepts.values():
             above = scheme.ancestors(c.iri)
             for label in c.labels:
                 words = [norm(w) for w in label.replace("-", " ").split()]
-                if any(not named.get("".join(words[k:]), set()).isdisjoint(above) for k in range(1, len(words))):
-                    stackable.add(c.iri)
+                heads.update(
+                    f"{key}{SEP}{c.iri}" for key in ("".join(words[k:]) for k in range(1, len(words))) if not named.get(key, set()).isdisjoint(above)
+                )
         return cls(
             {key: next(iter(cs)) for key, cs in owners.items() if len(cs) == 1},
-            {key: frozenset(cs) for key, cs in named.items()},
-            {iri: frozenset(scheme.ancestors(iri)) for iri in scheme.concepts},
+            frozenset(heads),
             frozenset(ends),
             form_words,
             {form: frozenset(map(get_string_id, ws)) for form, ws in form_words.items()},
             get_string_id(","),
-            frozenset(stackable),
+            frozenset(h.partition(SEP)[2] for h in heads),
         )
 
     @cached_property
@@ -229,7 +230,7 @@ class Forms:
 
     def _above(self, key: str, concept: str) -> bool:
         """Words (a key) that name a concept above `concept`: "RL" of "offline RL"."""
-        return not self.named.get(key, frozenset()).isdisjoint(self.ancestors.get(concept, ()))
+        return f"{key}{SEP}{concept}" in self.heads
 
 
 def columns(doc):  # -> numpy.ndarray
