@@ -141,12 +141,11 @@ class DefinitionIndex:
         self._lexemes = _Lexemes()  # a lower-case word's hash → its term, -1 (no definition's) or NOT_COMPARED
 
     @staticmethod
-    def tokens(doc, spans: Sequence[tuple[str, int, int]] = (), array: np.ndarray | None = None) -> Tokens:
-        """What describe_all needs of a spaCy doc; `spans`: the concepts' mentions (concept, start, end) in its text;
-        `array`: the doc's LOWER and IDX columns (and any after them), when the caller has them already."""
+    def tokens(doc, spans: Sequence[tuple[str, int, int]] = ()) -> Tokens:
+        """What describe_all needs of a spaCy doc; `spans`: the concepts' mentions (concept, start, end) in its text."""
         from spacy.attrs import IDX, LOWER
 
-        return Tokens((doc.to_array([LOWER, IDX]) if array is None else array[:, :2]).reshape(-1, 2), tuple(spans))
+        return Tokens(doc.to_array([LOWER, IDX]).reshape(-1, 2), tuple(spans))
 
     def words(self, docs: Sequence[Tokens], strings) -> list[Words]:
         """The compared words of each doc (`strings`: spaCy's string store, for words not seen before)."""

@@ -50,7 +50,6 @@ FEATURES: tuple[str, ...] = (
     "described_bm25",  # the BM25 again, on a described candidate only (0 on the matcher's: a slope of its own)
     "described_z",  # the z-score again, on a described candidate only
     "described",  # the concept is no mention's: the paper's best-scoring concept the matcher did not find
-    "form_only",  # every mention writes the label's words in another form ("theory of deep learning", kg.extract.forms)
 )
 
 
@@ -99,7 +98,6 @@ def candidate_rows(
     priors: dict[str, Prior],
     described: Described | None = None,
     focus: frozenset[int] = frozenset(),
-    shaped: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
@@ -158,7 +156,6 @@ def candidate_rows(
             bm25 if new else 0.0,
             z if new else 0.0,
             float(new),
-            float(c in shaped),
         ])
     return concepts, rows
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import islice, product
+from itertools import product
 from pathlib import Path
 from typing import Sequence
 
-from kg.extract import acronyms, benchmarks, contributions, definitions, forms, overlaps, salience
+from kg.extract import acronyms, benchmarks, contributions, definitions, overlaps, salience
 from kg.extract.cleanup import Cleaned, clean
 from kg.extract.cues import CueMatcher
 from kg.extract.definitions import DefinitionIndex, Described, Query
@@ -203,7 +203,6 @@ class _Read:
     query: Query | None = None  # the paper as the concepts' definitions read it (kg.extract.definitions)
     described: Described | None = None  # what the definitions say of it
     focus: frozenset[int] = frozenset()  # the sentences that say what the paper does
-    shaped: frozenset[str] = frozenset()  # concepts found only in another form than their labels' (kg.extract.forms)
 
 
 class PhraseExtractor:
@@ -225,7 +224,6 @@ class PhraseExtractor:
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
         self.definitions = DefinitionIndex(scheme, self.nlp)
-        self.forms = forms.Forms.of(scheme, lambda c, label: not (label in c.ambiguous or _is_acronym(label)))
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
         read = self.read(papers)
@@ -254,22 +252,15 @@ class PhraseExtractor:
         cleaned = [clean(p.abstract) for p in papers]
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
-        title_arrays = {i: forms.columns(d) for i, d in title_docs.items()}
-        title_looked = dict(zip(title_arrays, zip(title_arrays.values(), self.forms.scan(list(title_arrays.values())))))
         out: list[_Read] = []
-        docs = self.nlp.pipe(c.text for c in cleaned)
-        for start in range(0, len(papers), definitions.CHUNK):
-            block = list(islice(docs, definitions.CHUNK))
-            # Where the forms may be (kg.extract.forms), for the chunk's docs at once.
-            arrays = [forms.columns(doc) for doc in block]
-            looked = zip(arrays, self.forms.scan(arrays))
-            chunk = [
-                self._read(papers[i], cleaned[i], doc, title_docs.get(i), where, title_looked.get(i))
-                for i, doc, where in zip(range(start, start + len(block)), block, looked)
-            ]
-            # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
-            described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
-            out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
+        chunk: list[_Read] = []
+        for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned))):
+            chunk.append(self._read(paper, c, doc, title_docs.get(i)))
+            if len(chunk) == definitions.CHUNK or i == len(papers) - 1:
+                # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
+                described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
+                out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
+                chunk = []
         return out
 
     def candidates(self, read: Sequence[_Read]) -> list[tuple[list[str], list[list[float]]]]:
@@ -280,7 +271,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus, r.shaped)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus)
             for r in read
         ]
 
@@ -295,9 +286,7 @@ class PhraseExtractor:
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
 
-    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc, where: tuple, title_where: tuple | None) -> _Read:
-        """One paper's reading; `where`: its doc's columns and where the forms may be in it (kg.extract.forms), and
-        `title_where` the same of its title."""
+    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
         text = cleaned.text
         docs = (doc,) if title_doc is None else (doc, title_doc)
         cue_tokens = self.cues(doc)
@@ -330,26 +319,16 @@ class PhraseExtractor:
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
         notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
-        # Labels written in another form ("theory of deep learning") are mentions beside the matcher's, not instead.
-        array, scan = where
-        shaped = [f for f in self.forms.find(doc, kept, array, scan) if f not in kept]
-        if shaped:
-            both = sorted(kept + shaped, key=lambda k: (k[1], k[2], k[0]))
-            placed = dict(zip(both, ctx.describe(both, text)))
-            notes = tuple(sorted((*notes, *((*f, *placed[f], False) for f in shaped)), key=lambda n: (n[1], n[2], n[0])))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_kept = overlaps.longest_first(title_spans)
-        title_shaped = self.forms.find(title_doc, title_kept, *title_where) if title_doc is not None and title_where else []
-        title_kept = sorted({*title_kept, *title_shaped}, key=lambda k: (k[1], k[2], k[0]))
         title = frozenset(c for c, _, _ in title_kept)
-        only_shaped = frozenset(f[0] for f in (*shaped, *title_shaped)) - {k[0] for k in kept} - {t[0] for t in title_kept if t not in title_shaped}
         starts = {d.short_start: d.long_start for d in defs} if defined else {}
         concept_shorts = {short for short, concept in defined.items() if concept is not None}
         methods = contributions.methods(doc, text, cue_tokens, starts, self.known, concept_shorts) if cue_tokens else []
-        tokens = self.definitions.tokens(doc, [k[:3] for k in kept], array)
-        title_tokens = self.definitions.tokens(title_doc, [k for k in title_kept if k not in title_shaped]) if title_doc is not None else None
+        tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
+        title_tokens = self.definitions.tokens(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
         query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus, shaped=only_shaped)
+        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus)
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, in_title: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
