@@ -39,8 +39,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     marks do nothing."""
     module = {item: item.nodeid.split("::")[0] for item in items}
     groups: list[tuple[set[str], set[str]]] = []  # (fixtures, modules), disjoint
+    uses = {item: _fixtures_used(item) for item in items}
     for name in ONE_WORKER:
-        fixtures, modules = {name}, {module[item] for item in items if name in item.fixturenames}
+        fixtures, modules = {name}, {module[item] for item in items if name in uses[item]}
         if not modules:
             continue
         for other in [g for g in groups if g[1] & modules]:
@@ -54,6 +55,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     yield  # xdist's own hook (on a worker) appends each test's group to its id: the scheduler reads it there
     if getattr(config.option, "loadgroup", False):
         _group_ids_on_pytest_9_2(items)
+
+
+def _fixtures_used(item: pytest.Item) -> set[str]:
+    """The fixtures a test uses: its closure (`item.fixturenames`), and, for a test parametrized by fixture names that it
+    gets through `request.getfixturevalue` (tests/test_analyze.py's `graph`), those fixtures with their own closure.
+    Without the second part such a test made the corpus slice again on another worker."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    manager = item.session._fixturemanager
+    named = tuple(v for v in (callspec.params.values() if callspec else ()) if isinstance(v, str) and manager.getfixturedefs(v, item))
+    if named:
+        names |= set(manager.getfixtureclosure(item, named, set())[0])
+    return names
 
 
 def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
