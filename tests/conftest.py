@@ -19,6 +19,10 @@ SLICE = 2000  # papers of the corpus slice several tests build
 # of them (directly or through another fixture) runs on the one worker that makes it.
 ONE_WORKER = ("corpus_slice", "dask_client")
 
+# Session fixtures that keep processes running (the cluster's scheduler, nannies and workers take about 7 % of a core
+# while idle): torn down after the last test that uses them, not at the end of the session (pytest_runtest_teardown).
+TORN_DOWN_AFTER_USE = ("dask_client",)
+
 
 MAX_WORKERS = 4  # each worker pays the scheme, spaCy and the sample build (a few seconds and ~0.5 GB) once
 
@@ -55,6 +59,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     yield  # xdist's own hook (on a worker) appends each test's group to its id: the scheduler reads it there
     if getattr(config.option, "loadgroup", False):
         _group_ids_on_pytest_9_2(items)
+    for name in TORN_DOWN_AFTER_USE:  # among the tests selected (-m, -k), in their final order
+        users = [item for item in items if name in uses[item]]
+        if users:
+            users[-1].stash.setdefault(_LAST_USE, []).append(name)
 
 
 def _fixtures_used(item: pytest.Item) -> set[str]:
@@ -79,6 +87,21 @@ def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
         names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
         if names and "@" not in item.nodeid.rpartition("]")[2]:
             item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """After the last test (in collection order) that uses a fixture of TORN_DOWN_AFTER_USE, tear that fixture down
+    (and, through pytest, the fixtures made from it, such as test_cluster's `client`). Its users run in collection
+    order: in one process, and with xdist, where they are one group's (ONE_WORKER). Should a test use it after that
+    all the same, pytest makes it again."""
+    yield
+    for name in item.stash.get(_LAST_USE, ()):
+        for fixturedef in item.session._fixturemanager.getfixturedefs(name, item) or ():
+            fixturedef.finish(item._request)  # type: ignore[attr-defined]
+
+
+_LAST_USE = pytest.StashKey[list[str]]()  # on a test: the fixtures of TORN_DOWN_AFTER_USE that no later test uses
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -295,13 +318,15 @@ def corpus_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_slice_built(corpus_slice: Path) -> Any:
-    """The corpus slice built locally (kg.build), once for the session."""
+    """The corpus slice built locally (kg.build), once for the session. In this process (jobs=1): the test workers
+    keep the cores busy, so the worker `--jobs auto` spawns for 2,000 papers would only add its start and the
+    chunks' pickling (about 3 s of CPU); the graph is the same for any jobs (tests/test_build.py)."""
     import os
 
     import kg
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
-    return kg.build([corpus_slice])
+    return kg.build([corpus_slice], jobs=1)
 
 
 @pytest.fixture(scope="session")
