@@ -113,6 +113,22 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     patch.undo()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _extractors_kept() -> Iterator[Any]:
+    """A `kg build` through the CLI lets the kept extractors go once its papers are extracted, to draw the page in less
+    memory (kg.cli.build._let_go). One command a process, that costs nothing; in a test process every later build then
+    made the shipped scheme's extractor again (about 1.5 s of CPU, dozens of times a run). Here the extractors are
+    kept, as they are for kg.build (decision 0054). Yields the real kg.extract.forget_extractors, which
+    tests/test_cli.py's test_build_lets_the_extractors_go puts back to check it."""
+    import kg.extract
+
+    real = kg.extract.forget_extractors
+    patch = pytest.MonkeyPatch()
+    patch.setattr(kg.extract, "forget_extractors", lambda: None)
+    yield real
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _reproducible(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every build in the tests has the same build time."""
