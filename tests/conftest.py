@@ -19,6 +19,10 @@ SLICE = 2000  # papers of the corpus slice several tests build
 # of them (directly or through another fixture) runs on the one worker that makes it.
 ONE_WORKER = ("corpus_slice", "dask_client")
 
+# Session fixtures that keep processes running (the cluster's scheduler, nannies and workers take about 7 % of a core
+# while idle): torn down after the last test that uses them, not at the end of the session (pytest_runtest_teardown).
+TORN_DOWN_AFTER_USE = ("dask_client",)
+
 
 MAX_WORKERS = 4  # each worker pays the scheme, spaCy and the sample build (a few seconds and ~0.5 GB) once
 
@@ -39,8 +43,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     marks do nothing."""
     module = {item: item.nodeid.split("::")[0] for item in items}
     groups: list[tuple[set[str], set[str]]] = []  # (fixtures, modules), disjoint
+    uses = {item: _fixtures_used(item) for item in items}
     for name in ONE_WORKER:
-        fixtures, modules = {name}, {module[item] for item in items if name in item.fixturenames}
+        fixtures, modules = {name}, {module[item] for item in items if name in uses[item]}
         if not modules:
             continue
         for other in [g for g in groups if g[1] & modules]:
@@ -54,6 +59,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     yield  # xdist's own hook (on a worker) appends each test's group to its id: the scheduler reads it there
     if getattr(config.option, "loadgroup", False):
         _group_ids_on_pytest_9_2(items)
+    for name in TORN_DOWN_AFTER_USE:  # among the tests selected (-m, -k), in their final order
+        users = [item for item in items if name in uses[item]]
+        if users:
+            users[-1].stash.setdefault(_LAST_USE, []).append(name)
+
+
+def _fixtures_used(item: pytest.Item) -> set[str]:
+    """The fixtures a test uses: its closure (`item.fixturenames`), and, for a test parametrized by fixture names that it
+    gets through `request.getfixturevalue` (tests/test_analyze.py's `graph`), those fixtures with their own closure.
+    Without the second part such a test made the corpus slice again on another worker."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    manager = item.session._fixturemanager
+    named = tuple(v for v in (callspec.params.values() if callspec else ()) if isinstance(v, str) and manager.getfixturedefs(v, item))
+    if named:
+        names |= set(manager.getfixtureclosure(item, named, set())[0])
+    return names
 
 
 def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
@@ -67,12 +89,43 @@ def _group_ids_on_pytest_9_2(items: list[pytest.Item]) -> None:
             item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")  # type: ignore[attr-defined]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """After the last test (in collection order) that uses a fixture of TORN_DOWN_AFTER_USE, tear that fixture down
+    (and, through pytest, the fixtures made from it, such as test_cluster's `client`). Its users run in collection
+    order: in one process, and with xdist, where they are one group's (ONE_WORKER). Should a test use it after that
+    all the same, pytest makes it again."""
+    yield
+    for name in item.stash.get(_LAST_USE, ()):
+        for fixturedef in item.session._fixturemanager.getfixturedefs(name, item) or ():
+            fixturedef.finish(item._request)  # type: ignore[attr-defined]
+
+
+_LAST_USE = pytest.StashKey[list[str]]()  # on a test: the fixtures of TORN_DOWN_AFTER_USE that no later test uses
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Caches (the label tokens of kg.extract.labels) go to a folder of the test session, not ~/.cache/kg."""
     patch = pytest.MonkeyPatch()
     patch.setenv("KG_CACHE_DIR", str(tmp_path_factory.mktemp("kg-cache")))
     yield
+    patch.undo()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _extractors_kept() -> Iterator[Any]:
+    """A `kg build` through the CLI lets the kept extractors go once its papers are extracted, to draw the page in less
+    memory (kg.cli.build._let_go). One command a process, that costs nothing; in a test process every later build then
+    made the shipped scheme's extractor again (about 1.5 s of CPU, dozens of times a run). Here the extractors are
+    kept, as they are for kg.build (decision 0054). Yields the real kg.extract.forget_extractors, which
+    tests/test_cli.py's test_build_lets_the_extractors_go puts back to check it."""
+    import kg.extract
+
+    real = kg.extract.forget_extractors
+    patch = pytest.MonkeyPatch()
+    patch.setattr(kg.extract, "forget_extractors", lambda: None)
+    yield real
     patch.undo()
 
 
@@ -281,13 +334,15 @@ def corpus_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_slice_built(corpus_slice: Path) -> Any:
-    """The corpus slice built locally (kg.build), once for the session."""
+    """The corpus slice built locally (kg.build), once for the session. In this process (jobs=1): the test workers
+    keep the cores busy, so the worker `--jobs auto` spawns for 2,000 papers would only add its start and the
+    chunks' pickling (about 3 s of CPU); the graph is the same for any jobs (tests/test_build.py)."""
     import os
 
     import kg
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
-    return kg.build([corpus_slice])
+    return kg.build([corpus_slice], jobs=1)
 
 
 @pytest.fixture(scope="session")

@@ -39,21 +39,23 @@ def _objects(ttl: Path, predicate: str) -> list[tuple[str, str]]:
     return [(t.subject.value, t.object.value) for t in read_triples(ttl) if t.predicate.value == predicate]
 
 
-def test_jobs_2_writes_the_same_bytes_as_jobs_1(tmp_path: Path, corpus_lines: list[str]) -> None:
-    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
-    runner = CliRunner()
-    _build(runner, str(corpus), "-o", str(tmp_path / "one.ttl"), "--jobs", "1")
-    _build(runner, str(corpus), "-o", str(tmp_path / "two.ttl"), "--jobs", "2")
-    one, two = (tmp_path / "one.ttl").read_bytes(), (tmp_path / "two.ttl").read_bytes()
-    assert len(_objects(tmp_path / "one.ttl", DCTERMS + "identifier")) == len(corpus_lines)
-    assert len(_objects(tmp_path / "one.ttl", OA + "hasBody")) > 0
-    assert one == two
+@pytest.fixture(scope="module")
+def one_ttl(tmp_path_factory: pytest.TempPathFactory, corpus_lines: list[str]) -> Path:
+    """The papers built by `kg build --jobs 1` (extracted in the one process), once for the module: the graph the
+    builds with workers and the full build beside an update are compared with."""
+    d = tmp_path_factory.mktemp("one")
+    corpus = _write(d / "c.jsonl", corpus_lines)
+    with pytest.MonkeyPatch.context() as mp:  # a module fixture runs before the autouse one that sets the build time
+        mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
+        _build(CliRunner(), str(corpus), "-o", str(d / "one.ttl"), "--jobs", "1")
+    return d / "one.ttl"
 
 
-def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
-    tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch
+def test_jobs_2_writes_the_same_bytes_as_jobs_1_and_the_first_papers_while_the_workers_extract_the_rest(
+    tmp_path: Path, corpus_lines: list[str], one_ttl: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # With everything after extraction in the parent, waiting for all the papers left a core idle for half the build.
+    """Two workers give the bytes of one process (the CLI's --jobs reaches kg.build: the default-build test below).
+    With everything after extraction in the parent, waiting for all the papers left a core idle for half the build."""
     from kg.pipeline import parallel, triples
 
     received: list[int] = []
@@ -82,6 +84,9 @@ def test_jobs_2_writes_the_first_papers_while_the_workers_extract_the_rest(
     kg.write(kg.build([corpus], jobs=2), tmp_path / "two.ttl")
     assert sum(received) == len(corpus_lines) and len(received) >= 3
     assert seen["chunks read at the first paper's triples"] == 1
+    assert len(_objects(one_ttl, DCTERMS + "identifier")) == len(corpus_lines)
+    assert len(_objects(one_ttl, OA + "hasBody")) > 0
+    assert (tmp_path / "two.ttl").read_bytes() == one_ttl.read_bytes()
 
 
 class Failing:
@@ -151,14 +156,13 @@ def test_jobs_auto_is_a_worker_a_cpu_but_the_writers_beyond_a_few_chunks(monkeyp
 
 
 def test_the_default_build_extracts_in_workers_with_the_same_bytes(
-        tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, corpus_lines: list[str], one_ttl: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     from kg.pipeline import parallel
 
     corpus = _write(tmp_path / "c.jsonl", corpus_lines)
     runner = CliRunner()
-    _build(runner, str(corpus), "-o", str(tmp_path / "one.ttl"), "--jobs", "1")
     started: list[int] = []
     streamed = parallel.streamed
 
@@ -171,25 +175,24 @@ def test_the_default_build_extracts_in_workers_with_the_same_bytes(
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     _build(runner, str(corpus), "-o", str(tmp_path / "auto.ttl"))
     assert started == [1]  # one worker extracts, this process writes
-    assert (tmp_path / "auto.ttl").read_bytes() == (tmp_path / "one.ttl").read_bytes()
+    assert (tmp_path / "auto.ttl").read_bytes() == one_ttl.read_bytes()
 
 
 @pytest.fixture(scope="module")
-def updated(tmp_path_factory: pytest.TempPathFactory, corpus_lines: list[str]) -> dict:
-    """A graph of 90 % of the papers, then --update with the rest (and some old ones again)."""
+def updated(tmp_path_factory: pytest.TempPathFactory, corpus_lines: list[str], one_ttl: Path) -> dict:
+    """A graph of 90 % of the papers, then --update with the rest (and some old ones again); "full" is the build of
+    all of them at once."""
     d = tmp_path_factory.mktemp("update")
     cut = len(corpus_lines) * 9 // 10
     old = _write(d / "old.jsonl", corpus_lines[:cut])
     new = _write(d / "new.jsonl", corpus_lines[cut - 20 :])  # 20 papers the graph has already
-    full = _write(d / "all.jsonl", corpus_lines)
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
         _build(runner, str(old), "-o", str(d / "graph.ttl"))
         before = (d / "graph.ttl").read_bytes()
         output = _build(runner, "--update", str(d / "graph.ttl"), str(new))
-        _build(runner, str(full), "-o", str(d / "full.ttl"))
-    return {"dir": d, "before": before, "output": output, "cut": cut, "new": new, "old": old, "n": len(corpus_lines)}
+    return {"dir": d, "before": before, "output": output, "cut": cut, "new": new, "old": old, "n": len(corpus_lines), "full": one_ttl}
 
 
 def test_update_adds_the_new_papers_once(updated: dict) -> None:
@@ -216,7 +219,7 @@ def test_update_gives_new_papers_their_own_build_activity(updated: dict) -> None
 
 def test_update_describes_the_new_papers_as_a_full_build_does(updated: dict) -> None:
     """Annotations, subjects and authors of the added papers equal those of a full build (the extractor is per paper)."""
-    graph, full = updated["dir"] / "graph.ttl", updated["dir"] / "full.ttl"
+    graph, full = updated["dir"] / "graph.ttl", updated["full"]
 
     def described(path: Path) -> set:
         skip = {PROV + "wasGeneratedBy", PROV + "wasInformedBy", PROV + "startedAtTime"}

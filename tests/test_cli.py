@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -35,6 +36,17 @@ def test_build_inputs_to_named_output(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     assert "3 papers" in result.output
     assert Path("out/tiny.ttl").exists() and not Path("out/tiny.html").exists()
+
+
+def test_build_lets_the_extractors_go(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, _extractors_kept: Any) -> None:
+    """Once its papers are extracted a build lets its extractor go (tests/conftest.py keeps them for the other tests)."""
+    import kg.extract
+
+    monkeypatch.setattr(kg.extract, "forget_extractors", _extractors_kept)  # the real one
+    kg.extract.make_extractor(kg.extract.scheme.load())  # one kept before the build
+    result = runner.invoke(cli, ["build", str(FIXTURES / "tiny.jsonl"), "-o", "tiny.ttl", "--no-render", "--no-store", *TINY])
+    assert result.exit_code == 0, result.output
+    assert kg.extract._kept == {}
 
 
 def test_build_lets_the_papers_go_before_the_page(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

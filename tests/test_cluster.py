@@ -43,7 +43,7 @@ def local2000(corpus_slice: Path) -> set[str]:
     import os
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1700000000")
-    return {str(t) for t in kg.build([corpus_slice], keep_duplicates=True).triples()}
+    return {str(t) for t in kg.build([corpus_slice], keep_duplicates=True, jobs=1).triples()}  # jobs=1: see corpus_slice_built
 
 
 def _union(folder: Path) -> list[str]:

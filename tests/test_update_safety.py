@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from kg.cli import cli
+from kg.graph import index_file
 from kg.graph.files import read_triples
 from kg.graph.vocabulary import DCTERMS
+from kg.sparql import store
 
 from .conftest import FIXTURES, ROOT
 
@@ -23,13 +26,30 @@ def paper(i: int) -> str:
                        "abstract": f"We study offline reinforcement learning and diffusion models, case {i}.", "authors": ["A. Author"]})
 
 
-@pytest.fixture
-def built(tmp_path: Path) -> Path:
-    """The tiny fixture built into a Turtle graph (no HTML)."""
-    out = tmp_path / "g.ttl"
-    result = CliRunner().invoke(cli, ["build", "--no-render", str(FIXTURES / "tiny.jsonl"), "-o", str(out)])
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny fixture built into a Turtle graph (no HTML), with its query index and store, once for the module:
+    a build writes the whole scheme and its index (about 2 s of CPU), and 25 tests here start from this graph."""
+    out = tmp_path_factory.mktemp("built") / "g.ttl"
+    with pytest.MonkeyPatch.context() as mp:  # a module fixture runs before the autouse one that sets the build time
+        mp.setenv("SOURCE_DATE_EPOCH", "1700000000")
+        result = CliRunner().invoke(cli, ["build", "--no-render", str(FIXTURES / "tiny.jsonl"), "-o", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture
+def built(built_once: Path, tmp_path: Path) -> Path:
+    """`built_once` and the files beside it copied into the test's folder, modification times kept: the copy's query
+    index and store describe the copy (kg.graph.stamp: the name, size, time and digest), as they did the build's."""
+    for path in built_once.parent.iterdir():
+        if path.is_dir():
+            shutil.copytree(path, tmp_path / path.name, symlinks=True)  # the store's `current` link stays a link
+        else:
+            shutil.copy2(path, tmp_path / path.name)
+    graph = tmp_path / built_once.name
+    assert index_file.fresh(graph) and store.fresh_folder(graph), "the copy's index and store must be fresh, as a build's are"
+    return graph
 
 
 def papers_of(graph: Path) -> dict[str, str]:
@@ -135,8 +155,6 @@ def test_an_update_refuses_a_graph_changed_under_it(built: Path, tmp_path: Path,
     ["train", "--keywords", "{jsonl}", "-o", "{jsonl}"],
 ], ids=" ".join)
 def test_an_output_equal_to_an_input_is_refused_and_the_input_kept(built: Path, tmp_path: Path, command: list[str]) -> None:
-    import shutil
-
     model, scheme = tmp_path / "m.json", tmp_path / "s.ttl"
     shutil.copyfile(FIXTURES / "keyword-scorer.json", model)
     shutil.copyfile(FIXTURES / "tiny-scheme.ttl", scheme)
