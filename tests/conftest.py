@@ -96,9 +96,11 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     order: in one process, and with xdist, where they are one group's (ONE_WORKER). Should a test use it after that
     all the same, pytest makes it again."""
     yield
-    for name in item.stash.get(_LAST_USE, ()):
+    request = getattr(item, "_request", None)  # pytest's own (no public way to end a session fixture early): where a
+    for name in item.stash.get(_LAST_USE, ()):  # pytest lacks it, the fixture ends with the session, as it did before
         for fixturedef in item.session._fixturemanager.getfixturedefs(name, item) or ():
-            fixturedef.finish(item._request)  # type: ignore[attr-defined]
+            if request is not None and hasattr(fixturedef, "finish"):
+                fixturedef.finish(request)
 
 
 _LAST_USE = pytest.StashKey[list[str]]()  # on a test: the fixtures of TORN_DOWN_AFTER_USE that no later test uses
