@@ -166,7 +166,7 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
     `--jobs 2` build hung at 0 % CPU); this pool is then broken, and the build ends with a WorkerError.
 
     This process extracts too whenever it would wait for the next chunk (`_results`): the chunks no worker has claimed
-    yet, from the last one back (decision 0064). A chunk is claimed in shared memory under a lock, by a worker when it
+    yet, from the one it needs on (decision 0064). A chunk is claimed in shared memory under a lock, by a worker when it
     starts it and by this process when it takes it; a worker given a chunk claimed here returns None at once. (Not by
     cancelling the chunk's future: a pool broken by a killed worker then failed in its own thread, and the build hung.)
     """
@@ -226,31 +226,33 @@ def _results(pool: Any, futures: list[Future], ranges: list[tuple[int, int]], he
     """The results in order; the pool's workers stopped on leaving, also when the reader stops early or is interrupted;
     `held`: the extractor's file, removed then.
 
-    While the next chunk is not done, this process extracts the last chunk no worker has claimed (`here(i)`, None when
-    one has), instead of waiting: on 2 CPUs the writer waited for its one worker for about a third of the extraction
-    (decision 0064). A failure here is raised when the chunk's turn comes, as a worker's is."""
+    While the chunk needed next is not done, this process extracts the first chunk from it on that no worker has claimed
+    (`here(i)`, None when one has), instead of waiting: on 2 CPUs the writer waited for its one worker for about a third
+    of the extraction (decision 0064). The first, not the last: the writer writes it soon after, so when the workers
+    are done little is left for it to write alone. A failure here is raised when the chunk's turn comes, as a worker's is."""
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
     done = 0
     taken: dict[int, Future] = {}  # chunk -> its result, extracted here
-    last = len(ranges) - 1  # the chunks after it are taken here or claimed by a worker
+    ahead = 0  # the chunks before it are taken here or claimed by a worker
     try:
         for i, future in enumerate(futures):
-            while not future.done() and last > i:
+            ahead = max(ahead, i)  # from the chunk needed now: no worker may have started it yet
+            while i not in taken and not future.done() and ahead < len(ranges):
                 mine: Future = Future()
                 try:
-                    got = here(last)
+                    got = here(ahead)
                 except Exception as exc:
                     mine.set_exception(exc)
                 else:
-                    if got is None:
-                        break  # a worker has it, and every chunk before it (they claim them in order)
-                    mine.set_result(got)
-                taken[last] = mine
-                last -= 1
-            got = future.result()  # None: a chunk taken here, which the worker left
-            yield taken.pop(i).result() if got is None else got
+                    if got is not None:  # (None: a worker has it)
+                        mine.set_result(got)
+                if mine.done():
+                    taken[ahead] = mine
+                ahead += 1
+            # a chunk taken here (which its worker leaves, returning None), else the worker's
+            yield taken.pop(i).result() if i in taken else future.result()
             done += 1
     except BrokenProcessPool:
         a, b = ranges[done]
