@@ -120,6 +120,7 @@ def whole(cmd: list[str], checkout: Path = ROOT) -> dict:
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONPATH": str(checkout)}
     peak = {"tree": 0.0, "processes": 0}
     cpu: dict[int, float] = {}
+    role: dict[int, str] = {}  # pid -> "workers" (spawned extraction workers), "store" (its loader), "other"
     done = threading.Event()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -135,6 +136,10 @@ def whole(cmd: list[str], checkout: Path = ROOT) -> dict:
                             total += p.memory_info().rss / 2**20
                             times = p.cpu_times()
                             cpu[p.pid] = times.user + times.system
+                            if p.pid not in role:
+                                line = " ".join(p.cmdline())
+                                role[p.pid] = ("workers" if "spawn_main" in line else "store" if "load_aside" in line or "ensure_store" in line
+                                               else "other")
                             seen += 1
                         except psutil.Error:
                             pass
@@ -158,7 +163,10 @@ def whole(cmd: list[str], checkout: Path = ROOT) -> dict:
     return {"seconds": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak MB": peak["tree"],
             "processes at the peak": peak["processes"], "own peak MB": usage.ru_maxrss / 1024, "output": stdout.strip(),
             # the builder's own CPU (its last poll): on an idle machine with a core for its helpers, about its wall time
-            "builder cpu": cpu.get(proc.pid, 0.0)}
+            "builder cpu": cpu.get(proc.pid, 0.0),
+            # the CPU of the extraction workers and of the store's loader (their last polls)
+            "workers cpu": sum(c for pid, c in cpu.items() if role.get(pid) == "workers"),
+            "store cpu": sum(c for pid, c in cpu.items() if role.get(pid) == "store")}
 
 
 def child(kind: str, *args: str) -> dict:
@@ -200,7 +208,8 @@ def main() -> None:
         print(f"kg build (graph, index, store, page): {build['seconds']:.2f} s = {build['seconds'] / tok['seconds']:.1f}x the tokenizer; "
               f"CPU {build['cpu']:.1f} s of its tree = {build['cpu'] / tok['cpu']:.1f}x the tokenizer's; peak {build['peak MB']:,.0f} MB summed over its process tree "
               f"({build['processes at the peak']} processes then; {build['own peak MB']:,.0f} MB the largest process); "
-              f"the builder's own CPU {build['builder cpu']:.1f} s = {build['builder cpu'] / tok['cpu']:.1f}x", flush=True)
+              f"the builder's own CPU {build['builder cpu']:.1f} s = {build['builder cpu'] / tok['cpu']:.1f}x "
+              f"(its workers {build['workers cpu']:.1f} s, the store's loader {build['store cpu']:.1f} s)", flush=True)
         print("   " + build["output"].replace("\n", "\n   "))
         if args.listings:
             for name, param in LISTINGS:
@@ -219,7 +228,8 @@ def main() -> None:
             same = (workdir / "graph-against.ttl").read_bytes() == (workdir / "graph.ttl").read_bytes()
             print(f"kg build of {args.against}: {other['seconds']:.2f} s = {other['seconds'] / tok['seconds']:.1f}x the tokenizer; "
                   f"CPU {other['cpu']:.1f} s = {other['cpu'] / tok['cpu']:.1f}x; peak {other['peak MB']:,.0f} MB over its process tree "
-                  f"({other['own peak MB']:,.0f} MB the largest process); its builder's own CPU {other['builder cpu']:.1f} s; this build / that: {build['seconds'] / other['seconds']:.2f} "
+                  f"({other['own peak MB']:,.0f} MB the largest process); its builder's own CPU {other['builder cpu']:.1f} s (its workers "
+                  f"{other['workers cpu']:.1f} s, the store's loader {other['store cpu']:.1f} s); this build / that: {build['seconds'] / other['seconds']:.2f} "
                   f"(wall), {build['cpu'] / other['cpu']:.2f} (CPU); the same graph bytes: {same}; load average {os.getloadavg()[0]:.1f}", flush=True)
         if args.no_store:
             lazy = workdir / "graph-lazy.ttl"

@@ -117,6 +117,49 @@ def test_jobs_2_names_the_record_a_worker_fails_on(tmp_path: Path, corpus_lines:
     assert not (tmp_path / "two.ttl").exists()
 
 
+_HERE: list[int] = []  # the papers of each chunk SlowInWorkers extracted in the process that made it
+
+
+class SlowInWorkers:
+    """An extractor that is slow in the worker processes and counts the chunks it extracts in the process that made it."""
+
+    per_paper = True
+
+    def __init__(self, run: object) -> None:
+        import os
+
+        self.run, self.parent = run, os.getpid()
+
+    def __call__(self, papers):
+        import os
+        import time
+
+        if os.getpid() == self.parent:
+            _HERE.append(len(papers))
+        else:
+            time.sleep(0.5)  # a worker far behind the writer, as one worker is on 2 CPUs
+        return self.run(papers)  # type: ignore[operator]
+
+
+def test_the_writer_extracts_the_last_chunks_instead_of_waiting_for_its_worker(
+        tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2 CPUs the one worker extracted while the writer waited for it (decision 0064); the same bytes."""
+    from kg import extract
+    from kg.pipeline import parallel
+
+    corpus = _write(tmp_path / "c.jsonl", corpus_lines)
+    kg.write(kg.build([corpus], jobs=1), tmp_path / "one.ttl")
+    make = extract.make_extractor
+    monkeypatch.setattr(extract, "make_extractor", lambda *args, **kwargs: SlowInWorkers(make(*args, **kwargs)))
+    monkeypatch.setattr(parallel, "CHUNK", 50)  # 12 chunks
+    _HERE.clear()
+    built = kg.build([corpus], jobs=2)
+    assert isinstance(built.extractions, parallel.Streamed)
+    kg.write(built, tmp_path / "two.ttl")
+    assert 0 < sum(_HERE) < len(corpus_lines)  # some chunks here, some in the worker
+    assert (tmp_path / "two.ttl").read_bytes() == (tmp_path / "one.ttl").read_bytes()
+
+
 def test_a_script_without_a_main_guard_builds_with_workers(tmp_path: Path, corpus_lines: list[str]) -> None:
     """The workers are spawned: they must not run again the script that calls kg.build (it failed in each worker)."""
     import subprocess

@@ -13,18 +13,23 @@ from __future__ import annotations
 import signal
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, overload
 
 from kg.core import progress as progress_
 from kg.core.errors import UsageError, WorkerError
 from kg.extract import Extraction, Extractor
 from kg.extract.ingest import Paper
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 CHUNK = 250  # papers a task: small enough for a smooth progress bar, big enough to amortise pickling
 AUTO_MAX = 4  # processes `jobs="auto"` counts at most: the writer and its workers
 AUTO_CHUNKS = 4  # chunks of papers up to which `jobs="auto"` extracts in this process: starting workers costs more
 
 _EXTRACTOR: Any = None  # a worker's extractor, unpickled once when it starts (_init)
+_CLAIMS: Any = None  # a worker's view of which chunks a process has claimed (one byte a chunk), and its lock
+_LOCK: Any = None
 
 
 def processes(jobs: int | str) -> int:
@@ -159,6 +164,11 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
     A process pool of concurrent.futures, not multiprocessing.Pool: when a worker is killed (SIGKILL, as the
     out-of-memory killer does) multiprocessing.Pool starts another and waits for ever for the lost chunk (a
     `--jobs 2` build hung at 0 % CPU); this pool is then broken, and the build ends with a WorkerError.
+
+    This process extracts too whenever it would wait for the next chunk (`_results`): the chunks no worker has claimed
+    yet, from the one it needs on (decision 0064). A chunk is claimed in shared memory under a lock, by a worker when it
+    starts it and by this process when it takes it; a worker given a chunk claimed here returns None at once. (Not by
+    cancelling the chunk's future: a pool broken by a killed worker then failed in its own thread, and the build hung.)
     """
     import multiprocessing
     import pickle
@@ -170,15 +180,29 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
     with tempfile.NamedTemporaryFile(prefix="kg-extractor-", suffix=".pickle", delete=False) as held:
         pickle.dump(extractor, held, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init,
-                                   initargs=(held.name,))
+        context = multiprocessing.get_context("spawn")
+        claims, lock = context.RawArray("b", len(ranges)), context.Lock()
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(held.name, claims, lock))
         with _no_main_script():
-            results = pool.map(_work, [papers[a:b] for a, b in ranges])  # every chunk handed out now: the workers start at once
+            # every chunk handed out now: the workers start at once
+            futures = [pool.submit(_work, i, papers[a:b]) for i, (a, b) in enumerate(ranges)]
         pool.shutdown(wait=False)  # each worker ends when no chunk is left
     except BaseException:
         Path(held.name).unlink(missing_ok=True)
         raise
-    return _results(pool, results, ranges, Path(held.name))
+
+    def here(i: int) -> list | None:
+        """Chunk i extracted in this process, if no worker has claimed it (None then; a lock held longer than a
+        second, by a worker killed while holding it, counts as claimed)."""
+        if not lock.acquire(timeout=1.0):
+            return None
+        try:
+            free, claims[i] = not claims[i], 1
+        finally:
+            lock.release()
+        return extractor(papers[slice(*ranges[i])]) if free else None
+
+    return _results(pool, futures, ranges, Path(held.name), here)
 
 
 @contextmanager
@@ -197,15 +221,38 @@ def _no_main_script() -> Iterator[None]:
         sys.modules["__main__"] = main
 
 
-def _results(pool: Any, results: Iterator[list], ranges: list[tuple[int, int]], held: Path) -> Iterator[list]:
+def _results(pool: Any, futures: list[Future], ranges: list[tuple[int, int]], held: Path,
+             here: Callable[[int], list | None]) -> Iterator[list]:
     """The results in order; the pool's workers stopped on leaving, also when the reader stops early or is interrupted;
-    `held`: the extractor's file, removed then."""
+    `held`: the extractor's file, removed then.
+
+    While the chunk needed next is not done, this process extracts the first chunk from it on that no worker has claimed
+    (`here(i)`, None when one has), instead of waiting: on 2 CPUs the writer waited for its one worker for about a third
+    of the extraction (decision 0064). The first, not the last: the writer writes it soon after, so when the workers
+    are done little is left for it to write alone. A failure here is raised when the chunk's turn comes, as a worker's is."""
+    from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
     done = 0
+    taken: dict[int, Future] = {}  # chunk -> its result, extracted here
+    ahead = 0  # the chunks before it are taken here or claimed by a worker
     try:
-        for chunk in results:
-            yield chunk
+        for i, future in enumerate(futures):
+            ahead = max(ahead, i)  # from the chunk needed now: no worker may have started it yet
+            while i not in taken and not future.done() and ahead < len(ranges):
+                mine: Future = Future()
+                try:
+                    got = here(ahead)
+                except Exception as exc:
+                    mine.set_exception(exc)
+                else:
+                    if got is not None:  # (None: a worker has it)
+                        mine.set_result(got)
+                if mine.done():
+                    taken[ahead] = mine
+                ahead += 1
+            # a chunk taken here (which its worker leaves, returning None), else the worker's
+            yield taken.pop(i).result() if i in taken else future.result()
             done += 1
     except BrokenProcessPool:
         a, b = ranges[done]
@@ -221,17 +268,21 @@ def _results(pool: Any, results: Iterator[list], ranges: list[tuple[int, int]], 
         held.unlink(missing_ok=True)
 
 
-def _init(held: str) -> None:
+def _init(held: str, claims: Any, lock: Any) -> None:
     import pickle
 
-    global _EXTRACTOR
+    global _EXTRACTOR, _CLAIMS, _LOCK
+    _CLAIMS, _LOCK = claims, lock
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
     with open(held, "rb") as stream:
         _EXTRACTOR = pickle.load(stream)
 
 
-def _work(papers: Sequence[Paper]) -> list:
-    return _EXTRACTOR(papers)
+def _work(i: int, papers: Sequence[Paper]) -> list | None:
+    """Chunk i's extractions, or None when the writing process has claimed it (and extracts it itself)."""
+    with _LOCK:
+        free, _CLAIMS[i] = not _CLAIMS[i], 1
+    return _EXTRACTOR(papers) if free else None
 
 
 @contextmanager
