@@ -141,7 +141,7 @@ class SlowInWorkers:
         return self.run(papers)  # type: ignore[operator]
 
 
-def test_the_writer_extracts_the_last_chunks_instead_of_waiting_for_its_worker(
+def test_the_writer_extracts_the_next_chunks_instead_of_waiting_for_its_worker(
         tmp_path: Path, corpus_lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """On 2 CPUs the one worker extracted while the writer waited for it (decision 0064); the same bytes."""
     from kg import extract
