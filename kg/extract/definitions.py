@@ -111,7 +111,7 @@ class Query:
 
 
 class DefinitionIndex:
-    """Every concept's definition and labels as a BM25 query over a paper's words: a concept x term matrix of the
+    """Every concept's definition and labels as a BM25 query over a paper's words: a term x concept matrix of the
     terms' idf, so that one sparse product scores every concept for a paper."""
 
     def __init__(self, scheme: Scheme, nlp, df_path: Path | None = None) -> None:
@@ -133,8 +133,8 @@ class DefinitionIndex:
                 rows.append(i)
                 cols.append(self.terms.setdefault(w, len(self.terms)))
                 idfs.append(math.log((papers - n + 0.5) / (n + 0.5) + 1))
-        self.matrix = sparse.csr_matrix((idfs, (rows, cols)), shape=(len(self.iris), max(1, len(self.terms))))
-        self.by_term = self.matrix.T.tocsr()  # term x concept, for a chunk of papers' product
+        # term x concept idf, for a chunk of papers' product (papers x terms) @ (terms x concepts)
+        self.by_term = sparse.csr_matrix((idfs, (cols, rows)), shape=(max(1, len(self.terms)), len(self.iris)))
         self.weights: list[dict[int, float]] = [{} for _ in self.iris]  # per concept: its terms' idf
         for i, t, idf in zip(rows, cols, idfs):
             self.weights[i][t] = idf
@@ -196,7 +196,7 @@ class DefinitionIndex:
             norms = K1 * (1 - B + B * np.array([len(e) for e in every], dtype=np.float64) / self.mean_length)
             known = [e[e >= 0] for e in every]
             rows = np.repeat(np.arange(len(chunk)), [len(k) for k in known])
-            counts = sparse.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(known))), shape=(len(chunk), self.matrix.shape[1]))
+            counts = sparse.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(known))), shape=(len(chunk), self.by_term.shape[0]))
             counts.sum_duplicates()
             saturated = counts.copy()
             saturated.data = _saturation(counts.data, np.repeat(norms, np.diff(counts.indptr)))

@@ -200,8 +200,7 @@ class _Read:
     methods: tuple[tuple[int, int], ...]
     sentences: int
     title_spans: tuple[tuple[str, int, int], ...] = ()  # concept, start, end in the stored title (evidence only)
-    query: Query | None = None  # the paper as the concepts' definitions read it (kg.extract.definitions)
-    described: Described | None = None  # what the definitions say of it
+    described: Described | None = None  # what the concepts' definitions say of the paper (kg.extract.definitions)
     focus: frozenset[int] = frozenset()  # the sentences that say what the paper does
 
 
@@ -253,13 +252,13 @@ class PhraseExtractor:
         titled = [i for i, p in enumerate(papers) if p.title]
         title_docs = dict(zip(titled, self.nlp.pipe(clean(papers[i].title or "").text for i in titled)))
         out: list[_Read] = []
-        chunk: list[_Read] = []
+        chunk: list[tuple[_Read, Query]] = []
         for i, (paper, c, doc) in enumerate(zip(papers, cleaned, self.nlp.pipe(c.text for c in cleaned))):
             chunk.append(self._read(paper, c, doc, title_docs.get(i)))
             if len(chunk) == definitions.CHUNK or i == len(papers) - 1:
                 # What the definitions say of a chunk of papers at once (kg.extract.definitions), then let its words go.
-                described = self.definitions.describe_all([r.query for r in chunk if r.query is not None], self.nlp.vocab.strings)
-                out += [replace(r, query=None, described=d) for r, d in zip(chunk, described)]
+                described = self.definitions.describe_all([q for _, q in chunk], self.nlp.vocab.strings)
+                out += [replace(r, described=d) for (r, _), d in zip(chunk, described)]
                 chunk = []
         return out
 
@@ -286,7 +285,8 @@ class PhraseExtractor:
                 out.append((strings[match_id], doc[s].idx, doc[e - 1].idx + len(doc[e - 1]), is_exact))
         return out
 
-    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> _Read:
+    def _read(self, paper: Paper, cleaned: Cleaned, doc, title_doc) -> tuple[_Read, Query]:
+        """One paper as read, and its words as the concepts' definitions compare them (described a chunk at a time)."""
         text = cleaned.text
         docs = (doc,) if title_doc is None else (doc, title_doc)
         cue_tokens = self.cues(doc)
@@ -328,7 +328,8 @@ class PhraseExtractor:
         tokens = self.definitions.tokens(doc, [k[:3] for k in kept])
         title_tokens = self.definitions.tokens(title_doc, [k[:3] for k in title_kept]) if title_doc is not None else None
         query = Query(tokens, tuple(ctx.sentence_starts), text, frozenset(n[0] for n in notes) | title, title_tokens)
-        return _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), query, focus=ctx.focus)
+        read = _Read(paper, cleaned, notes, title, tuple(methods), len(ctx.sentence_starts), overlaps.title_spans(paper, title_kept), focus=ctx.focus)
+        return read, query
 
     def _benchmarks(self, doc, cues, abstract: list, title: list, *, in_title: bool = False) -> list[tuple[str, int, int, bool]]:
         """A mention of its kind for each benchmark or data set the doc says the paper contributes (kg.extract.benchmarks)."""
