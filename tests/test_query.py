@@ -455,7 +455,7 @@ def test_every_name_of_the_api_is_its_modules_own() -> None:
 
 def test_the_table_shortens_iris_with_kg_prefixes() -> None:
     """The prefix list is made once now (issue #38: it was made for each of a table's cells); it shortens as before."""
-    from kg.sparql.results import compact
+    from kg.graph.vocabulary import compact
 
     assert compact("https://w3id.org/kg/concept/reinforcement-learning") == "kgc:reinforcement-learning"
     assert compact("http://www.w3.org/1999/02/22-rdf-syntax-ns#type") == "rdf:type"
@@ -466,7 +466,7 @@ def test_the_table_shortens_iris_with_kg_prefixes() -> None:
 
 
 def _old_compact(value: str) -> str:
-    from kg.sparql.results import _prefixes
+    from kg.graph.vocabulary import _prefixes
 
     for prefix, ns in _prefixes():
         if value.startswith(ns) and len(value) > len(ns):
@@ -545,7 +545,8 @@ def test_the_table_is_the_old_writers_on_odd_cells() -> None:
     import random
 
     from kg.cli.query import _without_echoed
-    from kg.sparql.results import Results, Term, _cells, compact
+    from kg.graph.vocabulary import compact
+    from kg.sparql.results import Results, Term, _cells
 
     base = "https://w3id.org/kg/"
     iris = [base + "paper/p1", base + "paper/", base + "paper/x y", base + "concept/a", base + "ontology#score", base,
@@ -579,18 +580,18 @@ def test_the_table_is_the_old_writers_on_odd_cells() -> None:
 def test_iris_are_shortened_as_before_in_overlapping_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
     """A column of IRIs in one namespace is shortened in one go (issue #38): with a namespace tried before it that
     extends it, or one that it extends, every IRI still gets the prefix the loop over the prefixes gave it."""
-    from kg.sparql import results
-    from kg.sparql.results import _compacted
+    from kg.graph import vocabulary
+    from kg.graph.vocabulary import compacted
 
     prefixes = (("deep", "http://x.org/a/b/"), ("a", "http://x.org/a/"), ("x", "http://x.org/"), ("ab", "http://x.org/a/bc"))
-    monkeypatch.setattr(results, "_prefixes", lambda: prefixes)
-    results._shortener.cache_clear()
+    monkeypatch.setattr(vocabulary, "_prefixes", lambda: prefixes)
+    vocabulary._shortener.cache_clear()
     try:
         columns = [["http://x.org/a/1", "http://x.org/a/2"], ["http://x.org/a/1", "http://x.org/a/b/2"],
                    ["http://x.org/a/1", "http://x.org/a/"], ["http://x.org/a/b/1", "http://x.org/a/bcd"],
                    ["http://x.org/a/bcd", "http://x.org/a/bc"], ["http://x.org/q", "http://x.org/a/b"], ["http://y.org/", "http://x.org/a/1"],
                    ["http://x.org/a/b/", "http://x.org/a/b/c"], ["http://x.org/a/bc1", "http://x.org/a/bc2"]]
         for column in columns:
-            assert _compacted(column) == [_old_compact(iri) for iri in column], column
+            assert compacted(column) == [_old_compact(iri) for iri in column], column
     finally:
-        results._shortener.cache_clear()
+        vocabulary._shortener.cache_clear()

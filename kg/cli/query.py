@@ -104,7 +104,7 @@ def _without_echoed(results: Any, params: set[str]) -> tuple[Any, list[tuple[str
     from dataclasses import replace
     from operator import itemgetter
 
-    from kg.sparql.results import compact
+    from kg.graph.vocabulary import compact
 
     echoed, dropped = [], set()
     for i, name in enumerate(results.variables):

@@ -11,13 +11,12 @@ import io
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator
 
 from kg.graph.terms import Term
-from kg.graph.vocabulary import XSD
+from kg.graph.vocabulary import XSD, compact, compacted
 
 RESULT_FORMATS = ("table", "csv", "tsv", "json", "xml")  # SELECT and ASK
 GRAPH_FORMATS = ("ttl", "nt")  # CONSTRUCT and DESCRIBE
@@ -225,48 +224,6 @@ def _values_tsv(r: Results) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def compact(value: str) -> str:
-    """Shorten an IRI with the kg prefixes, for people: the first prefix (in `_prefixes` order) that starts it and
-    leaves a local name."""
-    return _compacted([value])[0]
-
-
-def _compacted(iris: Sequence[str]) -> list[str]:
-    """`compact` of each IRI: one match of `_shortener` each, in one comprehension; or, when every IRI is in the first
-    one's namespace (a listing's 61,000 papers), its prefix and each IRI's rest with C-level maps."""
-    match, names = _shortener()
-    first = match(iris[0]) if iris else None
-    if first is not None and first.lastindex is not None:
-        ns, prefix = first.group(), names[first.lastindex]
-        # An IRI that starts with ns is shortened by ns unless a namespace tried before ns starts it too: one that
-        # extends ns (one that ns extends would have matched the first IRI).
-        before = [other for _, other in _prefixes()[: first.lastindex - 1] if other.startswith(ns)]
-        if (all(map(str.startswith, iris, repeat(ns))) and min(map(len, iris)) > len(ns)
-                and not any(any(map(str.startswith, iris, repeat(other))) for other in before)):
-            return list(map(prefix.__add__, map(str.__getitem__, iris, repeat(slice(len(ns), None)))))
-    return [iri if (found := match(iri)) is None else names[found.lastindex or 0] + iri[found.end():] for iri in iris]
-
-
-@lru_cache(maxsize=1)
-def _prefixes() -> tuple[tuple[str, str], ...]:
-    """The kg prefixes `compact` tries, in order: made once (made for every cell, they were most of the CPU of a
-    62,000-row table)."""
-    from kg.graph.vocabulary import RDF, Namespaces
-
-    return tuple({**Namespaces().prefixes(), "rdf": RDF}.items())
-
-
-@lru_cache(maxsize=1)
-def _shortener() -> tuple[Callable[[str], re.Match[str] | None], tuple[str, ...]]:
-    """A pattern for `_prefixes` (a group per namespace, in their order, each followed by at least one character) and
-    the text that replaces each group (`PREFIX:`, at the group's number).
-
-    The regular expression tries its alternatives in order and takes the first that matches, as a loop over the
-    prefixes did, in one C call."""
-    pattern = re.compile("|".join(f"({re.escape(ns)})(?=.)" for _, ns in _prefixes()), re.DOTALL)
-    return pattern.match, ("", *(f"{prefix}:" for prefix, _ in _prefixes()))
-
-
 def _texts(column: tuple[Term | None, ...], width: int) -> tuple[list[str], int]:
     """One column's cells as a table shows them, and the length of the longest: nothing for unbound, IRIs shortened
     (`compact`), other terms' values, each cut to `width` characters (the last one an ellipsis).
@@ -284,7 +241,7 @@ def _texts(column: tuple[Term | None, ...], width: int) -> tuple[list[str], int]
     except TypeError:  # an unbound cell (None)
         return _cut(map(_text, column), width)
     if kinds == {"uri"}:
-        return _cut(_compacted(list(map(_VALUE, column))), width)
+        return _cut(compacted(list(map(_VALUE, column))), width)
     if "uri" not in kinds:
         return _cut(map(_VALUE, column), width)
     return _cut(map(_text, column), width)
