@@ -30,6 +30,8 @@ FEATURES: tuple[str, ...] = (
     "focus",  # a mention in a sentence that says what the paper does
     "passing_share",  # share of mentions after "unlike", "such as", "applied to" …
     "listed_share",  # share of mentions that are items of an enumeration
+    "used_share",  # share of mentions after "using", "based on", "via", "than" … (what the paper uses or beats)
+    "part_share",  # share of mentions that only modify a component or objective ("X-based", "X objective", "X backbone")
     "mention_share",  # this concept's share of all the paper's mentions
     "rank",  # 1/(rank by weight sum among the paper's candidates)
     "corpus_rate",  # -log10 of the share of reference abstracts that mention it
@@ -84,8 +86,9 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case,
+# used (after a TOOL cue), part (before a PART cue); see kg.extract.salience.Context.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool, bool, bool]
 
 
 def candidate_rows(
@@ -122,7 +125,7 @@ def candidate_rows(
         bm25, rank, z = similarity.get(c, NONE)
         new = c == extra
         # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
-        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
+        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False, False, False)]
                         if new and described is not None and described.sentence is not None else [])
         rows.append([
             math.log1p(n),
@@ -137,6 +140,8 @@ def candidate_rows(
             float(any(m[5] for m in placed)),
             (sum(m[6] for m in ms) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
+            (sum(m[9] for m in ms) / n) if n else 0.0,
+            (sum(m[10] for m in ms) / n) if n else 0.0,
             n / total,
             0.0 if new else 1.0 / ranked[c],
             -math.log10(max(rate, 1e-5)),

@@ -318,7 +318,7 @@ class PhraseExtractor:
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
+        notes = tuple((*k, *d, k in exact, *r) for k, d, r in zip(kept, ctx.describe(kept, text), ctx.roles(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_kept = overlaps.longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)

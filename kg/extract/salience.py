@@ -40,6 +40,8 @@ class Context:
     sentence_starts: tuple[int, ...]
     focus: frozenset[int]  # indexes of sentences that say what the paper does
     passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
+    tool_ends: tuple[int, ...] = ()  # where each TOOL cue ("using", "based on", "than") ends, in order
+    part_starts: frozenset[int] = frozenset()  # where each PART cue ("-based", "objective", "backbone") starts
 
     def sentence(self, offset: int) -> int:
         """The index of the sentence holding character `offset`."""
@@ -79,6 +81,20 @@ class Context:
             is_listed = (n > 0 or i in worded) and (i in listed or crowded)
             w = self.weight(start)
             out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
+        return out
+
+    def roles(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[bool, bool]]:
+        """(used, part) of each (concept, start, end) mention: what a paper uses or measures itself against is rarely
+        what it is about. `used`: a TOOL cue ends at most TOOL_GAP words before the mention ("using a pretrained
+        X", "based on X", "better than X"); `part`: a PART cue follows it at once, so the mention only modifies
+        another noun, a component or an objective of the paper's method ("X-based planner", "X objective",
+        "X (XX) backbone")."""
+        out = []
+        for _, start, end in mentions:
+            near = self.tool_ends[bisect_right(self.tool_ends, start - _TOOL_REACH) : bisect_right(self.tool_ends, start)]
+            used = any(_GAP_BEFORE.fullmatch(text, e, start) is not None for e in near)
+            m = _GAP_AFTER.match(text, end)
+            out.append((used, bool(self.part_starts) and m is not None and m.end() in self.part_starts))
         return out
 
     def _in_word_lists(self, mentions: list[tuple[str, int, int]], text: str) -> set[int]:
@@ -177,12 +193,22 @@ def _enumerated(mentions: list[tuple[str, int, int]], text: str) -> set[int]:
 _LIST_GAP = re.compile(r"\)?(?:\s*\([^()]{1,20}\))?(?:\s*,)?\s*(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
 
 
+# Between a TOOL cue and the mention: up to TOOL_GAP words ("using a pretrained X"); the search runs to the mention.
+TOOL_GAP = 2
+_GAP_BEFORE = re.compile(r"\s+(?:[\w'-]+\s+){0,%d}" % TOOL_GAP)
+_TOOL_REACH = 60  # characters: TOOL cues further back than this are not searched
+# Between the mention and a PART cue: nothing, or a short form in parentheses ("X (XX) backbone").
+_GAP_AFTER = re.compile(r"(?:\s*\([^()]{1,12}\))?\s*")
+
+
 def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
     """Sentences and cue scopes of a text, from cue matches (label, start char, end char)."""
     starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
     ctx = Context(starts, frozenset(), ())
     focus: set[int] = set()
     passing: list[tuple[int, int]] = []
+    tool_ends: set[int] = set()
+    part_starts: set[int] = set()
     for label, start, end in cues:
         if label in ("FOCUS", "PROPOSE"):
             focus.add(ctx.sentence(start))
@@ -191,7 +217,11 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
             passing.append((end, _stretch_end(text, end + skip, pattern)))
-    return Context(starts, frozenset(focus), tuple(passing))
+        elif label == "TOOL":
+            tool_ends.add(end)
+        elif label == "PART":
+            part_starts.add(start)
+    return Context(starts, frozenset(focus), tuple(passing), tuple(sorted(tool_ends)), frozenset(part_starts))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
