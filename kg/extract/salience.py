@@ -90,11 +90,12 @@ class Context:
         another noun, a component or an objective of the paper's method ("X-based planner", "X objective",
         "X (XX) backbone")."""
         out = []
+        heads = {start for _, start, _ in mentions} | self.part_starts
         for _, start, end in mentions:
             near = self.tool_ends[bisect_right(self.tool_ends, start - _TOOL_REACH) : bisect_right(self.tool_ends, start)]
             used = any(_GAP_BEFORE.fullmatch(text, e, start) is not None for e in near)
             m = _GAP_AFTER.match(text, end)
-            out.append((used, bool(self.part_starts) and m is not None and m.end() in self.part_starts))
+            out.append((used, end in self.part_starts or (m is not None and m.end() in heads)))
         return out
 
     def _in_word_lists(self, mentions: list[tuple[str, int, int]], text: str) -> set[int]:
@@ -198,7 +199,7 @@ TOOL_GAP = 2
 _GAP_BEFORE = re.compile(r"\s+(?:[\w'-]+\s+){0,%d}" % TOOL_GAP)
 _TOOL_REACH = 60  # characters: TOOL cues further back than this are not searched
 # Between the mention and a PART cue: nothing, or a short form in parentheses ("X (XX) backbone").
-_GAP_AFTER = re.compile(r"(?:\s*\([^()]{1,12}\))?\s*")
+_GAP_AFTER = re.compile(r"(?:\s*\([^()]{1,12}\))?(?:\s+|-)?")
 
 
 def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
