@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from kg.extract.definitions import NONE, Described
-from kg.extract.salience import PRIOR_RATE, Prior
+from kg.extract.salience import PRIOR_RATE, Prior, Roles
 from kg.extract.scheme import KG, Scheme
 
 FEATURES: tuple[str, ...] = (
@@ -36,6 +36,9 @@ FEATURES: tuple[str, ...] = (
     "rank",  # 1/(rank by weight sum among the paper's candidates)
     "corpus_rate",  # -log10 of the share of reference abstracts that mention it
     "topicality",  # how often a reference title names it when its abstract does, relative to the average
+    "corpus_passing",  # share of the concept's mentions in a reference corpus that are in passing (salience.corpus_roles)
+    "corpus_used",  # … that follow a TOOL cue ("using X", "based on X", "than X")
+    "corpus_part",  # … that precede a PART cue or another concept ("X-based", "X objective", "ReLU networks")
     "depth",  # concepts above it
     "narrower_in_scheme",  # log(1 + concepts below it)
     "narrower_mentioned",  # candidates of this paper that lie below it
@@ -101,6 +104,7 @@ def candidate_rows(
     priors: dict[str, Prior],
     described: Described | None = None,
     focus: frozenset[int] = frozenset(),
+    roles: tuple[dict[str, Roles], Roles] = ({}, Roles(0.0, 0.0, 0.0)),
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
@@ -120,6 +124,7 @@ def candidate_rows(
         n = len(ms)
         above = facts.ancestors.get(c, frozenset())
         prior = priors.get(c)
+        role = roles[0].get(c, roles[1])
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
         bm25, rank, z = similarity.get(c, NONE)
@@ -146,6 +151,9 @@ def candidate_rows(
             0.0 if new else 1.0 / ranked[c],
             -math.log10(max(rate, 1e-5)),
             prior.topicality if prior is not None else 1.0,
+            role.passing,
+            role.used,
+            role.part,
             float(facts.depth.get(c, 0)),
             math.log1p(facts.narrower.get(c, 0)),
             float(sum(1 for d in present if d != c and c in facts.ancestors.get(d, ()))),

@@ -222,6 +222,7 @@ class PhraseExtractor:
         self.senses = SenseMatcher(self.nlp, scheme)
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
+        self.roles = salience.corpus_roles(data_path("patterns") / "concept-roles.tsv")
         self.definitions = DefinitionIndex(scheme, self.nlp)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -270,7 +271,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus, self.roles)
             for r in read
         ]
 
