@@ -35,12 +35,12 @@ def main(argv: list[str]) -> None:
     for r in extractor.read(papers):
         for note in r.notes:
             c = counts.setdefault(note[0], Counter())
-            c.update(mentions=1, passing=int(note[6]), used=int(note[9]), part=int(note[10]))
+            c.update(mentions=1, passing=int(note[6]), used=int(note[9]), part=int(note[10]), focus=int(note[5]))
     lines = [
         f"# Of {len(papers)} abstracts of {corpus.name} (bench/title_proxy.py's sample left out): each concept's mentions, and of",
         "# those, the ones in passing, after a TOOL cue and before a PART cue. Written by bench/concept_roles.py; read by salience.",
-        "# concept IRI<TAB>mentions<TAB>passing<TAB>used<TAB>part",
-        *(f"{iri}\t{c['mentions']}\t{c['passing']}\t{c['used']}\t{c['part']}" for iri, c in sorted(counts.items())),
+        "# concept IRI<TAB>mentions<TAB>passing<TAB>used<TAB>part<TAB>focus",
+        *(f"{iri}\t{c['mentions']}\t{c['passing']}\t{c['used']}\t{c['part']}\t{c['focus']}" for iri, c in sorted(counts.items())),
     ]
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{out}: {len(counts)} concepts mentioned by {len(papers)} abstracts", file=sys.stderr)

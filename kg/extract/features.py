@@ -39,6 +39,7 @@ FEATURES: tuple[str, ...] = (
     "corpus_passing",  # share of the concept's mentions in a reference corpus that are in passing (salience.corpus_roles)
     "corpus_used",  # … that follow a TOOL cue ("using X", "based on X", "than X")
     "corpus_part",  # … that precede a PART cue or another concept ("X-based", "X objective", "ReLU networks")
+    "corpus_focus",  # … that are in a sentence saying what the paper does ("we propose X")
     "depth",  # concepts above it
     "narrower_in_scheme",  # log(1 + concepts below it)
     "narrower_mentioned",  # candidates of this paper that lie below it
@@ -104,7 +105,7 @@ def candidate_rows(
     priors: dict[str, Prior],
     described: Described | None = None,
     focus: frozenset[int] = frozenset(),
-    roles: tuple[dict[str, Roles], Roles] = ({}, Roles(0.0, 0.0, 0.0)),
+    roles: tuple[dict[str, Roles], Roles] = ({}, Roles(0.0, 0.0, 0.0, 0.0)),
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
@@ -154,6 +155,7 @@ def candidate_rows(
             role.passing,
             role.used,
             role.part,
+            role.focus,
             float(facts.depth.get(c, 0)),
             math.log1p(facts.narrower.get(c, 0)),
             float(sum(1 for d in present if d != c and c in facts.ancestors.get(d, ()))),

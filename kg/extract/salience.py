@@ -280,28 +280,30 @@ ROLE_PRIOR_MENTIONS = 20  # a concept's corpus role shares are smoothed towards 
 
 @dataclass(frozen=True)
 class Roles:
-    """How a reference corpus uses a concept's mentions: the shares in passing, after a TOOL cue, before a PART cue."""
+    """How a reference corpus uses a concept's mentions: the shares in passing, after a TOOL cue, before a PART cue,
+    in a sentence that says what the paper does."""
 
     passing: float
     used: float
     part: float
+    focus: float
 
 
 @lru_cache(maxsize=4)
 def corpus_roles(path: Path) -> tuple[dict[str, Roles], Roles]:
     """Concept IRI → its Roles from the table bench/concept_roles.py writes, and the mean Roles (for concepts the
     table lacks); each share is smoothed towards the mean as if ROLE_PRIOR_MENTIONS more mentions had it."""
-    rows: list[tuple[str, int, int, int, int]] = []
+    rows: list[tuple[str, int, int, int, int, int]] = []
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line and not line.startswith("#"):
                 iri, *counts = line.split("\t")
                 rows.append((iri, *map(int, counts)))  # type: ignore[arg-type]
     total = max(1, sum(r[1] for r in rows))
-    mean = Roles(*(sum(r[k] for r in rows) / total for k in (2, 3, 4)))
+    mean = Roles(*(sum(r[k] for r in rows) / total for k in (2, 3, 4, 5)))
     m = ROLE_PRIOR_MENTIONS
     return {
-        iri: Roles((p + m * mean.passing) / (n + m), (u + m * mean.used) / (n + m), (q + m * mean.part) / (n + m))
-        for iri, n, p, u, q in rows
+        iri: Roles(*((k + m * a) / (n + m) for k, a in zip(counts, (mean.passing, mean.used, mean.part, mean.focus))))
+        for iri, n, *counts in rows
     }, mean
 
