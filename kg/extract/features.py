@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from kg.extract.definitions import NONE, Described
-from kg.extract.salience import PRIOR_RATE, Prior, Roles
+from kg.extract.salience import PRIOR_RATE, Prior
 from kg.extract.scheme import KG, Scheme
 
 FEATURES: tuple[str, ...] = (
@@ -30,16 +30,10 @@ FEATURES: tuple[str, ...] = (
     "focus",  # a mention in a sentence that says what the paper does
     "passing_share",  # share of mentions after "unlike", "such as", "applied to" …
     "listed_share",  # share of mentions that are items of an enumeration
-    "used_share",  # share of mentions after "using", "based on", "via", "than" … (what the paper uses or beats)
-    "part_share",  # share of mentions that only modify a component or objective ("X-based", "X objective", "X backbone")
     "mention_share",  # this concept's share of all the paper's mentions
     "rank",  # 1/(rank by weight sum among the paper's candidates)
     "corpus_rate",  # -log10 of the share of reference abstracts that mention it
     "topicality",  # how often a reference title names it when its abstract does, relative to the average
-    "corpus_passing",  # share of the concept's mentions in a reference corpus that are in passing (salience.corpus_roles)
-    "corpus_used",  # … that follow a TOOL cue ("using X", "based on X", "than X")
-    "corpus_part",  # … that precede a PART cue or another concept ("X-based", "X objective", "ReLU networks")
-    "corpus_focus",  # … that are in a sentence saying what the paper does ("we propose X")
     "depth",  # concepts above it
     "narrower_in_scheme",  # log(1 + concepts below it)
     "narrower_mentioned",  # candidates of this paper that lie below it
@@ -90,9 +84,8 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case,
-# used (after a TOOL cue), part (before a PART cue); see kg.extract.salience.Context.
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool, bool, bool]
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
 
 
 def candidate_rows(
@@ -105,7 +98,6 @@ def candidate_rows(
     priors: dict[str, Prior],
     described: Described | None = None,
     focus: frozenset[int] = frozenset(),
-    roles: tuple[dict[str, Roles], Roles] = ({}, Roles(0.0, 0.0, 0.0, 0.0)),
 ) -> tuple[list[str], list[list[float]]]:
     """The candidates of one paper (mentioned, named in the title or described), sorted, and their feature rows."""
     by_concept: dict[str, list[MentionNote]] = {}
@@ -125,13 +117,12 @@ def candidate_rows(
         n = len(ms)
         above = facts.ancestors.get(c, frozenset())
         prior = priors.get(c)
-        role = roles[0].get(c, roles[1])
         rate = prior.rate if prior is not None else PRIOR_RATE
         in_title = c in title_concepts
         bm25, rank, z = similarity.get(c, NONE)
         new = c == extra
         # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
-        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False, False, False)]
+        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
                         if new and described is not None and described.sentence is not None else [])
         rows.append([
             math.log1p(n),
@@ -146,16 +137,10 @@ def candidate_rows(
             float(any(m[5] for m in placed)),
             (sum(m[6] for m in ms) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
-            (sum(m[9] for m in ms) / n) if n else 0.0,
-            (sum(m[10] for m in ms) / n) if n else 0.0,
             n / total,
             0.0 if new else 1.0 / ranked[c],
             -math.log10(max(rate, 1e-5)),
             prior.topicality if prior is not None else 1.0,
-            role.passing,
-            role.used,
-            role.part,
-            role.focus,
             float(facts.depth.get(c, 0)),
             math.log1p(facts.narrower.get(c, 0)),
             float(sum(1 for d in present if d != c and c in facts.ancestors.get(d, ()))),

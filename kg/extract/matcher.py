@@ -222,7 +222,6 @@ class PhraseExtractor:
         self.senses = SenseMatcher(self.nlp, scheme)
         self.kinds = benchmarks.kinds(scheme)
         self.priors = salience.corpus_priors(data_path("patterns") / "concept-rates.tsv")
-        self.roles = salience.corpus_roles(data_path("patterns") / "concept-roles.tsv")
         self.definitions = DefinitionIndex(scheme, self.nlp)
 
     def __call__(self, papers: Sequence[Paper]) -> list[Extraction]:
@@ -271,7 +270,7 @@ class PhraseExtractor:
             df = Counter(c for r in read for c in {n[0] for n in r.notes if not n[6]})
             priors = {**{c: salience.Prior(salience.smoothed_rate(n, len(read))) for c, n in df.items()}, **priors}
         return [
-            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus, self.roles)
+            candidate_rows(r.notes, r.title_concepts, r.sentences, bool(r.paper.title), len(r.cleaned.text), self.facts, priors, r.described, r.focus)
             for r in read
         ]
 
@@ -319,7 +318,7 @@ class PhraseExtractor:
         exact = {(c, a, b) for c, a, b, is_exact in spans if is_exact}
         cue_chars = [(label, doc[s].idx, doc[e - 1].idx + len(doc[e - 1])) for label, s, e in cue_tokens]
         ctx = salience.context(text, cue_chars)
-        notes = tuple((*k, *d, k in exact, *r) for k, d, r in zip(kept, ctx.describe(kept, text), ctx.roles(kept, text)))
+        notes = tuple((*k, *d, k in exact) for k, d in zip(kept, ctx.describe(kept, text)))
         # Longest match wins in the title too: "offline RL" names offline RL, not RL as well.
         title_kept = overlaps.longest_first(title_spans)
         title = frozenset(c for c, _, _ in title_kept)

@@ -40,8 +40,6 @@ class Context:
     sentence_starts: tuple[int, ...]
     focus: frozenset[int]  # indexes of sentences that say what the paper does
     passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
-    tool_ends: tuple[int, ...] = ()  # where each TOOL cue ("using", "based on", "than") ends, in order
-    part_starts: frozenset[int] = frozenset()  # where each PART cue ("-based", "objective", "backbone") starts
 
     def sentence(self, offset: int) -> int:
         """The index of the sentence holding character `offset`."""
@@ -81,21 +79,6 @@ class Context:
             is_listed = (n > 0 or i in worded) and (i in listed or crowded)
             w = self.weight(start)
             out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
-        return out
-
-    def roles(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[bool, bool]]:
-        """(used, part) of each (concept, start, end) mention: what a paper uses or measures itself against is rarely
-        what it is about. `used`: a TOOL cue ends at most TOOL_GAP words before the mention ("using a pretrained
-        X", "based on X", "better than X"); `part`: a PART cue follows it at once, so the mention only modifies
-        another noun, a component or an objective of the paper's method ("X-based planner", "X objective",
-        "X (XX) backbone")."""
-        out = []
-        heads = {start for _, start, _ in mentions} | self.part_starts
-        for _, start, end in mentions:
-            near = self.tool_ends[bisect_right(self.tool_ends, start - _TOOL_REACH) : bisect_right(self.tool_ends, start)]
-            used = any(_GAP_BEFORE.fullmatch(text, e, start) is not None for e in near)
-            m = _GAP_AFTER.match(text, end)
-            out.append((used, end in self.part_starts or (m is not None and m.end() in heads)))
         return out
 
     def _in_word_lists(self, mentions: list[tuple[str, int, int]], text: str) -> set[int]:
@@ -194,22 +177,12 @@ def _enumerated(mentions: list[tuple[str, int, int]], text: str) -> set[int]:
 _LIST_GAP = re.compile(r"\)?(?:\s*\([^()]{1,20}\))?(?:\s*,)?\s*(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
 
 
-# Between a TOOL cue and the mention: up to TOOL_GAP words ("using a pretrained X"); the search runs to the mention.
-TOOL_GAP = 2
-_GAP_BEFORE = re.compile(r"\s+(?:[\w'-]+\s+){0,%d}" % TOOL_GAP)
-_TOOL_REACH = 60  # characters: TOOL cues further back than this are not searched
-# Between the mention and a PART cue: nothing, or a short form in parentheses ("X (XX) backbone").
-_GAP_AFTER = re.compile(r"(?:\s*\([^()]{1,12}\))?(?:\s+|-)?")
-
-
 def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
     """Sentences and cue scopes of a text, from cue matches (label, start char, end char)."""
     starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
     ctx = Context(starts, frozenset(), ())
     focus: set[int] = set()
     passing: list[tuple[int, int]] = []
-    tool_ends: set[int] = set()
-    part_starts: set[int] = set()
     for label, start, end in cues:
         if label in ("FOCUS", "PROPOSE"):
             focus.add(ctx.sentence(start))
@@ -218,11 +191,7 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
             passing.append((end, _stretch_end(text, end + skip, pattern)))
-        elif label == "TOOL":
-            tool_ends.add(end)
-        elif label == "PART":
-            part_starts.add(start)
-    return Context(starts, frozenset(focus), tuple(passing), tuple(sorted(tool_ends)), frozenset(part_starts))
+    return Context(starts, frozenset(focus), tuple(passing))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
@@ -273,37 +242,3 @@ def corpus_priors(path: Path) -> dict[str, Prior]:
         keyphraseness = (titled + TOPICAL_PRIOR_PAPERS * mean) / (papers + TOPICAL_PRIOR_PAPERS)
         priors[iri] = Prior(rate, min(TOPICAL_MAX, max(TOPICAL_MIN, keyphraseness / mean)))
     return priors
-
-
-ROLE_PRIOR_MENTIONS = 20  # a concept's corpus role shares are smoothed towards the mean as if it had this many more mentions
-
-
-@dataclass(frozen=True)
-class Roles:
-    """How a reference corpus uses a concept's mentions: the shares in passing, after a TOOL cue, before a PART cue,
-    in a sentence that says what the paper does."""
-
-    passing: float
-    used: float
-    part: float
-    focus: float
-
-
-@lru_cache(maxsize=4)
-def corpus_roles(path: Path) -> tuple[dict[str, Roles], Roles]:
-    """Concept IRI → its Roles from the table bench/concept_roles.py writes, and the mean Roles (for concepts the
-    table lacks); each share is smoothed towards the mean as if ROLE_PRIOR_MENTIONS more mentions had it."""
-    rows: list[tuple[str, int, int, int, int, int]] = []
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line and not line.startswith("#"):
-                iri, *counts = line.split("\t")
-                rows.append((iri, *map(int, counts)))  # type: ignore[arg-type]
-    total = max(1, sum(r[1] for r in rows))
-    mean = Roles(*(sum(r[k] for r in rows) / total for k in (2, 3, 4, 5)))
-    m = ROLE_PRIOR_MENTIONS
-    return {
-        iri: Roles(*((k + m * a) / (n + m) for k, a in zip(counts, (mean.passing, mean.used, mean.part, mean.focus))))
-        for iri, n, *counts in rows
-    }, mean
-
