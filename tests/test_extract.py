@@ -282,8 +282,10 @@ def test_closing_sentence_and_named_tools_are_subjects_only_where_the_paper_says
     assert eligible(row(last_sentence_only=1.0, focus=1.0))  # "… We propose X." as the closing sentence
     assert not eligible(row(tool=1.0))  # a baseline or the model a method is applied to
     assert eligible(row(tool=1.0, focus=1.0)) and eligible(row(tool=1.0, in_title=1.0))
-    assert not eligible(row(listed_share=1.0)) and not eligible(row(passing_share=1.0))
-    assert eligible(row(passing_share=1.0, in_title=1.0))
+    assert not eligible(row(passing_share=1.0, contrast_share=1.0))  # "unlike X": what the paper sets itself against
+    assert eligible(row(passing_share=1.0, contrast_share=1.0, in_title=1.0))
+    # Examples ("tasks such as X") and items of an enumeration are the scorer's to weigh (decision 0070)
+    assert eligible(row(passing_share=1.0)) and eligible(row(listed_share=1.0))
 
 
 def test_title_and_opening_raise_the_score(extractor):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from kg.extract.definitions import NONE, Described
-from kg.extract.salience import PRIOR_RATE, Prior
+from kg.extract.salience import PASSING_CONTRAST, PRIOR_RATE, Prior
 from kg.extract.scheme import KG, Scheme
 
 FEATURES: tuple[str, ...] = (
@@ -29,6 +29,7 @@ FEATURES: tuple[str, ...] = (
     "last_sentence_only",  # every mention in the closing sentence (evaluation set-up, outlook)
     "focus",  # a mention in a sentence that says what the paper does
     "passing_share",  # share of mentions after "unlike", "such as", "applied to" …
+    "contrast_share",  # share of mentions the paper sets itself against ("unlike", "compared to", "outperforms")
     "listed_share",  # share of mentions that are items of an enumeration
     "mention_share",  # this concept's share of all the paper's mentions
     "rank",  # 1/(rank by weight sum among the paper's candidates)
@@ -84,8 +85,9 @@ class ConceptFacts:
         )
 
 
-# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing, listed, exact case.
-MentionNote = tuple[str, int, int, float, int, bool, bool, bool, bool]
+# One mention as the extractor hands it over: concept, start, end, weight, sentence, focus, passing (0 or its kind:
+# kg.extract.salience.PASSING_EXAMPLE, PASSING_CONTRAST), listed, exact case.
+MentionNote = tuple[str, int, int, float, int, bool, int, bool, bool]
 
 
 def candidate_rows(
@@ -122,7 +124,7 @@ def candidate_rows(
         bm25, rank, z = similarity.get(c, NONE)
         new = c == extra
         # A described concept's evidence sentence stands in for a mention's place (opening, focus, closing sentence).
-        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, False, False, False)]
+        placed = ms or ([(c, described.sentence[0], described.sentence[0], 0.0, described.place, described.place in focus, 0, False, False)]
                         if new and described is not None and described.sentence is not None else [])
         rows.append([
             math.log1p(n),
@@ -135,7 +137,8 @@ def candidate_rows(
             (placed[0][1] / text_length) if placed and text_length else 1.0,
             float(bool(placed) and last > 0 and all(m[4] == last for m in placed)),
             float(any(m[5] for m in placed)),
-            (sum(m[6] for m in ms) / n) if n else 0.0,
+            (sum(1 for m in ms if m[6]) / n) if n else 0.0,
+            (sum(1 for m in ms if m[6] == PASSING_CONTRAST) / n) if n else 0.0,
             (sum(m[7] for m in ms) / n) if n else 0.0,
             n / total,
             0.0 if new else 1.0 / ranked[c],
@@ -165,8 +168,8 @@ def _words(note: MentionNote) -> int:
     return max(1, round((note[2] - note[1]) / 6))
 
 
-_IN_TITLE, _PASSING, _LISTED, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
-    FEATURES.index(name) for name in ("in_title", "passing_share", "listed_share", "focus", "last_sentence_only", "tool", "umbrella", "described")
+_IN_TITLE, _CONTRAST, _FOCUS, _LAST, _TOOL, _UMBRELLA, _DESCRIBED = (
+    FEATURES.index(name) for name in ("in_title", "contrast_share", "focus", "last_sentence_only", "tool", "umbrella", "described")
 )
 
 
@@ -191,21 +194,18 @@ def judged(probability: float, row: Sequence[float]) -> tuple[float, bool, bool]
 def eligible(row: Sequence[float]) -> bool:
     """Whether a candidate may be a subject at all; the title naming it always makes it one.
 
-    Readers do not count as a topic what the abstract names only in passing (after "unlike", "such
-    as", "compared to": what the paper sets itself against, or examples), only as an item of an
-    enumeration (settings, baselines, application areas), and, outside the sentences that say what
-    the paper does, neither what only the closing sentence names (the evaluation set-up, an outlook)
-    nor a model, tool or metric (a baseline, the model a method is applied to), nor an umbrella concept
-    ("machine learning" in "Machine learning has transformed science"). Author keywords are too few to
-    teach this; on them each rule is neutral (F1 within 0.001) and raises precision. A concept the paper only
+    Readers do not count as a topic what the paper only sets itself against ("unlike X", "compared to X"), and,
+    outside the sentences that say what the paper does, neither what only the closing sentence names (the
+    evaluation set-up, an outlook) nor a model, tool or metric (a baseline, the model a method is applied to), nor
+    an umbrella concept ("machine learning" in "Machine learning has transformed science"). A concept the paper only
     describes (kg.extract.definitions) must be described in one of the sentences that say what the paper does:
-    elsewhere its words are the setting or the related work (decision 0062).
+    elsewhere its words are the setting or the related work (decision 0062). Examples ("tasks such as X") and items
+    of an enumeration are left to the scorer, which has each as a feature: experts list many of them, and a rule the
+    scorer could not overrule cost recall at the same precision once it was fitted on expert lists (decision 0070).
     """
     if row[_IN_TITLE] == 1.0:
         return True
     return not (
-        row[_PASSING] == 1.0
-        or row[_LISTED] == 1.0
-        or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0))
-        or (row[_DESCRIBED] == 1.0 and row[_FOCUS] == 0.0)
+        row[_CONTRAST] == 1.0
+        or (row[_FOCUS] == 0.0 and (row[_LAST] == 1.0 or row[_TOOL] == 1.0 or row[_UMBRELLA] == 1.0 or row[_DESCRIBED] == 1.0))
     )

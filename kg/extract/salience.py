@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+PASSING_EXAMPLE, PASSING_CONTRAST = 1, 2  # the kinds of a mention in passing: an example ("such as X"), a contrast ("unlike X")
 PASSING_WEIGHT = 0.25  # a mention after "unlike", "such as", "e.g.", "applications to" …
 FIRST_SENTENCE_BONUS = 1.0
 SECOND_SENTENCE_BONUS = 0.5
@@ -40,6 +41,7 @@ class Context:
     sentence_starts: tuple[int, ...]
     focus: frozenset[int]  # indexes of sentences that say what the paper does
     passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
+    contrast: tuple[tuple[int, int], ...] = ()  # those of them that set the paper against something ("unlike X")
 
     def sentence(self, offset: int) -> int:
         """The index of the sentence holding character `offset`."""
@@ -49,6 +51,12 @@ class Context:
         """True when a mention starting at `start` sits in a contrast or example stretch."""
         return bool(self.passing) and any(a <= start < b for a, b in self.passing)
 
+    def passing_kind(self, start: int) -> int:
+        """PASSING_CONTRAST, PASSING_EXAMPLE or 0 (not in passing) for a mention starting at `start`."""
+        if not self.in_passing(start):
+            return 0
+        return PASSING_CONTRAST if any(a <= start < b for a, b in self.contrast) else PASSING_EXAMPLE
+
     def weight(self, start: int) -> float:
         """The weight of one mention starting at `start`."""
         if self.in_passing(start):
@@ -57,8 +65,8 @@ class Context:
         w = 1.0 + (FIRST_SENTENCE_BONUS if n == 0 else SECOND_SENTENCE_BONUS if n == 1 else 0.0)
         return w + (FOCUS_BONUS if n in self.focus else 0.0)
 
-    def describe(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[float, int, bool, bool, bool]]:
-        """(weight, sentence, in a focus sentence, in passing, listed) of each (concept, start, end) mention.
+    def describe(self, mentions: list[tuple[str, int, int]], text: str) -> list[tuple[float, int, bool, int, bool]]:
+        """(weight, sentence, in a focus sentence, in passing (`passing_kind`), listed) of each (concept, start, end) mention.
 
         An enumeration says little about each item. Outside the opening sentence, LIST_SIZE or more
         mentions coordinated only by commas, "and", "or" (and parenthesised acronyms: "Pretraining,
@@ -78,7 +86,7 @@ class Context:
             crowded = len(per_sentence[n]) >= CROWDED_SIZE and n not in self.focus
             is_listed = (n > 0 or i in worded) and (i in listed or crowded)
             w = self.weight(start)
-            out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.in_passing(start), is_listed))
+            out.append((w * LIST_FACTOR if is_listed else w, n, n in self.focus, self.passing_kind(start), is_listed))
         return out
 
     def _in_word_lists(self, mentions: list[tuple[str, int, int]], text: str) -> set[int]:
@@ -183,6 +191,7 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
     ctx = Context(starts, frozenset(), ())
     focus: set[int] = set()
     passing: list[tuple[int, int]] = []
+    contrast: list[tuple[int, int]] = []
     for label, start, end in cues:
         if label in ("FOCUS", "PROPOSE"):
             focus.add(ctx.sentence(start))
@@ -191,7 +200,9 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
             passing.append((end, _stretch_end(text, end + skip, pattern)))
-    return Context(starts, frozenset(focus), tuple(passing))
+            if label == "CONTRAST":
+                contrast.append(passing[-1])
+    return Context(starts, frozenset(focus), tuple(passing), tuple(contrast))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")
