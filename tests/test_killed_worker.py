@@ -109,3 +109,33 @@ def test_a_killed_extraction_worker_ends_the_build_with_one_line_and_writes_noth
     assert "Traceback" not in stderr.decode()
     assert _kept(tmp_path) == before  # the graph as it was; no temporary file, no index
     assert not [p for p in _children(build.pid)]
+
+
+def test_a_worker_killed_while_the_chunks_are_handed_out_is_the_same_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool can break before every chunk is handed out (a worker killed in its start-up): `submit` then raises
+    BrokenProcessPool itself, which came out as a nine-line "unexpected" error instead of the killed worker's line."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from click.testing import CliRunner
+
+    from kg.cli import cli
+
+    papers, out = _papers(tmp_path / "papers.jsonl"), tmp_path / "out.ttl"
+    out.write_bytes(b"# the previous graph\n")
+    before = _kept(tmp_path)
+    submit, calls = ProcessPoolExecutor.submit, []
+
+    def breaking(self: ProcessPoolExecutor, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) > 1:  # the first chunk handed out (its worker started), then the pool is broken
+            raise BrokenProcessPool("A child process terminated abruptly, the process pool is not usable anymore")
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", breaking)
+    result = CliRunner().invoke(cli, ["build", str(papers), "-o", str(out), "--no-render", "--no-store", "--jobs", "2"])
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1, result.output
+    assert len(lines) == 1 and lines[0].startswith("Error: an extraction worker process was killed") and "before papers 1-250 " in lines[0], lines
+    assert _kept(tmp_path) == before
+    assert not [p for p in _children(os.getpid()) if b"spawn_main" in _command_line(p)]  # its workers are gone

@@ -174,6 +174,7 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
     import pickle
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # The extractor (7 MB pickled) goes by a file: as an argument it would be written into each worker's start-up pipe,
     # and a worker killed before reading it left that write (and the build) waiting for ever.
@@ -183,9 +184,13 @@ def _in_workers(extractor: Extractor, papers: Sequence[Paper], ranges: list[tupl
         context = multiprocessing.get_context("spawn")
         claims, lock = context.RawArray("b", len(ranges)), context.Lock()
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(held.name, claims, lock))
-        with _no_main_script():
-            # every chunk handed out now: the workers start at once
-            futures = [pool.submit(_work, i, papers[a:b]) for i, (a, b) in enumerate(ranges)]
+        try:
+            with _no_main_script():
+                # every chunk handed out now: the workers start at once
+                futures = [pool.submit(_work, i, papers[a:b]) for i, (a, b) in enumerate(ranges)]
+        except BrokenProcessPool:  # a worker killed while the chunks were handed out (in its start-up, say)
+            _stop(pool)
+            raise _killed(ranges, 0) from None  # the writer has read nothing yet
         pool.shutdown(wait=False)  # each worker ends when no chunk is left
     except BaseException:
         Path(held.name).unlink(missing_ok=True)
@@ -255,17 +260,28 @@ def _results(pool: Any, futures: list[Future], ranges: list[tuple[int, int]], he
             yield taken.pop(i).result() if i in taken else future.result()
             done += 1
     except BrokenProcessPool:
-        a, b = ranges[done]
-        raise WorkerError(f"an extraction worker process was killed (by a signal; the out-of-memory killer does this) "
-                          f"before papers {a + 1}-{b} of {ranges[-1][1]} were extracted; nothing was written: "
-                          f"run again with fewer --jobs, or with more memory") from None
+        raise _killed(ranges, done) from None
     finally:
         if done < len(ranges):  # stopped early (an error, Ctrl-C, a reader that left): the workers go now
-            for process in dict(getattr(pool, "_processes", None) or {}).values():  # (Python 3.14: pool.terminate_workers)
-                if process.is_alive():
-                    process.terminate()
+            _stop(pool)
         pool.shutdown(wait=True, cancel_futures=True)
         held.unlink(missing_ok=True)
+
+
+def _killed(ranges: list[tuple[int, int]], done: int) -> WorkerError:
+    """The one-line error of a pool broken by a killed worker, naming the first chunk not extracted."""
+    a, b = ranges[done]
+    return WorkerError(f"an extraction worker process was killed (by a signal; the out-of-memory killer does this) "
+                       f"before papers {a + 1}-{b} of {ranges[-1][1]} were extracted; nothing was written: "
+                       f"run again with fewer --jobs, or with more memory")
+
+
+def _stop(pool: Any) -> None:
+    """End a pool's workers now, and the pool (its chunks not started are cancelled)."""
+    for process in dict(getattr(pool, "_processes", None) or {}).values():  # (Python 3.14: pool.terminate_workers)
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _init(held: str, claims: Any, lock: Any) -> None:
