@@ -121,22 +121,30 @@ _HERE: list[int] = []  # the papers of each chunk SlowInWorkers extracted in the
 
 
 class SlowInWorkers:
-    """An extractor that is slow in the worker processes and counts the chunks it extracts in the process that made it."""
+    """An extractor that is slow in the worker processes and counts the chunks it extracts in the process that made it.
+
+    The process that made it starts its first chunk only once a worker has started one (`started`, a file the
+    worker makes): on a busy machine the spawned worker took longer to start than the writer took to extract every
+    chunk, and the test saw no chunk in the worker."""
 
     per_paper = True
 
-    def __init__(self, run: object) -> None:
+    def __init__(self, run: object, started: Path) -> None:
         import os
 
-        self.run, self.parent = run, os.getpid()
+        self.run, self.parent, self.started = run, os.getpid(), started
 
     def __call__(self, papers):
         import os
         import time
 
         if os.getpid() == self.parent:
+            deadline = time.monotonic() + 120
+            while not self.started.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)  # a wait for the worker's start, not a timing: it ends when the file appears
             _HERE.append(len(papers))
         else:
+            self.started.touch()
             time.sleep(0.5)  # a worker far behind the writer, as one worker is on 2 CPUs
         return self.run(papers)  # type: ignore[operator]
 
@@ -150,7 +158,7 @@ def test_the_writer_extracts_the_next_chunks_instead_of_waiting_for_its_worker(
     corpus = _write(tmp_path / "c.jsonl", corpus_lines)
     kg.write(kg.build([corpus], jobs=1), tmp_path / "one.ttl")
     make = extract.make_extractor
-    monkeypatch.setattr(extract, "make_extractor", lambda *args, **kwargs: SlowInWorkers(make(*args, **kwargs)))
+    monkeypatch.setattr(extract, "make_extractor", lambda *args, **kwargs: SlowInWorkers(make(*args, **kwargs), tmp_path / "started"))
     monkeypatch.setattr(parallel, "CHUNK", 50)  # 12 chunks
     _HERE.clear()
     built = kg.build([corpus], jobs=2)
