@@ -1,10 +1,12 @@
 """The SPARQL store's load alone: `ensure_store` of a graph file in a process of its own (as `kg build` runs it beside
 the build), its CPU (all threads), wall time and peak memory, this checkout against another (e.g. main), interleaved.
 
-    python bench/store_load.py GRAPH [--against /work/main] [--runs 2]
+    python bench/store_load.py GRAPH [--against /work/main] [--runs 2] [--copies 4]
 
 Each run loads a hard link of GRAPH in a new folder (the store is made beside it); the quads of the store are counted
-afterwards, untimed. Build the 21k graph with `kg build CORPUS -o GRAPH --no-store --no-render`.
+afterwards, untimed. Build the 21k graph with `kg build CORPUS -o GRAPH --no-store --no-render`. With --copies N the
+graph loaded is N copies of GRAPH's statements, the papers and annotations of each copy named apart (paper:cK-...,
+ann:cK-...; the scheme, authors and venues shared): a larger corpus's graph, to see whether the loader's memory grows.
 """
 
 from __future__ import annotations
@@ -46,12 +48,29 @@ def load(checkout: Path, graph: Path) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def copies(graph: Path, n: int, out: Path) -> Path:
+    """N copies of a kg Turtle file's statements after its header, each copy's papers and annotations renamed."""
+    from kg.graph.pieces import _HEADER
+
+    data = graph.read_bytes()
+    header = _HEADER.match(data).group()  # type: ignore[union-attr]
+    body = data[len(header):]
+    with out.open("wb") as stream:
+        stream.write(header + body)
+        for k in range(1, n):
+            stream.write(body.replace(b"paper:", f"paper:c{k}-".encode()).replace(b"ann:", f"ann:c{k}-".encode()))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("graph", type=Path)
     parser.add_argument("--against", type=Path, help="another checkout of kg (its .venv's python when it has one)")
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--copies", type=int, default=1, help="load N renamed copies of the graph's statements")
     args = parser.parse_args()
+    if args.copies > 1:
+        args.graph = copies(args.graph, args.copies, args.graph.with_name(f"{args.graph.stem}-x{args.copies}.ttl"))
     trees = [("this", ROOT)] + ([(str(args.against), args.against.resolve())] if args.against else [])
     print(f"{args.graph}: {args.graph.stat().st_size / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f}")
     print("| run | tree | CPU s | wall s | peak MB | quads | load average after |")

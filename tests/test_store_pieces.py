@@ -96,3 +96,15 @@ def test_n_triples_and_n_quads_cut_at_every_line_and_keep_named_graphs(tmp_path:
     loaded = ox.Store()
     store._load(loaded, quads)
     assert set(loaded) == set(parse(quads, graphs=True)) and len(loaded) == 51
+
+
+def test_what_only_looks_like_a_trap_inside_a_literal_is_still_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Abstracts hold f'''(x), _:, @prefix and "base <" (the 21k corpus has a ''' in a literal): inside a "..." literal
+    they stop nothing; the file is cut into pieces to its end, with the quads of the file parsed whole."""
+    literals = ["f'''(x) is convex .", "a blank _:b1 .", "@prefix x: <y> .", "a knowledge BASE <http://x/> .", 'quoted \\" # .']
+    odd = "".join(f'ex:lit{i} ex:text "{text}" ;\n\tex:q "# {i}" .\n' for i, text in enumerate(literals))
+    graph = tmp_path / "g.ttl"
+    graph.write_text(HEADER + FILLER + odd + FILLER, encoding="utf-8")
+    monkeypatch.setattr(store, "PIECE", 300)
+    assert all(isinstance(p, pieces.Piece) for p in pieces.pieces(graph, True, store.PIECE))
+    assert _quads(graph, whole=False) == _quads(graph, whole=True)
