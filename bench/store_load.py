@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,10 +51,8 @@ def load(checkout: Path, graph: Path) -> dict:
 
 def copies(graph: Path, n: int, out: Path) -> Path:
     """N copies of a kg Turtle file's statements after its header, each copy's papers and annotations renamed."""
-    from kg.graph.pieces import _HEADER
-
     data = graph.read_bytes()
-    header = _HEADER.match(data).group()  # type: ignore[union-attr]
+    header = re.match(rb"(?:@prefix [^\n]*\n)*", data).group()  # type: ignore[union-attr]  # kg's writer: one a line
     body = data[len(header):]
     with out.open("wb") as stream:
         stream.write(header + body)

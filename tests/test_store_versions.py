@@ -136,10 +136,10 @@ def test_kg_build_and_update_load_the_store_so_the_first_ad_hoc_query_opens_it(t
     assert not store_dir(bare).exists()
 
 
-def test_a_store_loads_in_memory_bounded_by_its_pieces_not_by_the_graph(tmp_path: Path) -> None:
+def test_a_store_loads_in_memory_bounded_by_its_batches_not_by_the_graph(tmp_path: Path) -> None:
     """Issue #38: one bulk load of the whole graph held 1.5 GB at 21k papers (2.7M triples), 8.5 GB at 100k: pyoxigraph's
-    bulk loader keeps what it sorts in memory and takes no limit. The store now takes the file PIECE bytes at a time
-    (decision 0067): here 250,000 triples in pieces of 2 MB grow the process by tens of MB (one load: about 180 MB)."""
+    bulk loader keeps what it sorts in memory and takes no limit. The store now takes the triples BATCH at a time: here
+    250,000 triples in batches of 20,000 grow the process by tens of MB (one load: about 180 MB)."""
     graph = tmp_path / "g.nt"
     with graph.open("w", encoding="utf-8") as stream:
         for i in range(250_000):
@@ -147,7 +147,7 @@ def test_a_store_loads_in_memory_bounded_by_its_pieces_not_by_the_graph(tmp_path
     script = (
         "import resource, sys\n"
         "from kg.sparql import store\n"
-        "store.PIECE = 2 << 20\n"
+        "store.BATCH = 20_000\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "folder = store.ensure_store(sys.argv[1])\n"
         "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n"

@@ -20,26 +20,23 @@ graph's query index (kg.sparql.index), which needs no store.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import itertools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from kg.core import progress
 from kg.core.errors import InputError, OutputError
 from kg.graph.atomic import locked
-from kg.graph.files import load_into, parse, rdf_format, sources
+from kg.graph.files import load_into, parse
 from kg.graph.handle import GraphFile, store_dir  # store_dir: where the store of a graph lives (x.ttl: x.oxigraph/)
-from kg.graph.pieces import Piece, Rest, pieces
 from kg.graph.stamp import derived, describes, stamp
 from kg.sparql.deadline import started, with_deadline
 
@@ -51,9 +48,6 @@ CURRENT = "current"  # the link to the newest version
 # Triples handed to pyoxigraph's bulk loader at once: its memory grows with them (1.5 GB for the 2.7M triples of
 # 21k papers in one load; about 150 MB a batch of 200,000), its time does not (decision 0048).
 BATCH = 200_000
-# Bytes of Turtle or N-Triples handed to the bulk loader at once where the file cuts into whole statements
-# (kg.graph.pieces): about 220,000 triples of kg's Turtle, parsed in Rust (decision 0067).
-PIECE = 12 << 20
 READERS = "readers.lock"  # shared-locked by each process reading a version
 _HELD: dict[str, IO[bytes]] = {}  # version folder -> its readers.lock, open (and shared-locked) for this process
 
@@ -274,49 +268,19 @@ def in_memory(graph: Path):  # -> pyoxigraph.Store
 
 
 def _load(store: Any, graph: Path, compact: bool = False) -> None:
-    """Load a graph file (a shard folder: its listed shards in turn) into a store in bounded memory, and with `compact`
-    merge what the loads left as dozens of level-0 files, each of which every read had to check: at 100k papers the
-    queries ran 5-9x faster afterwards. A parse error names the file and line.
+    """Load a graph file (a shard folder: its listed shards in turn) into a store, BATCH triples at a time (a parse
+    error names the file), and with `compact` merge what the batches left as dozens of level-0 files, each of which
+    every read had to check: at 100k papers the queries ran 5-9x faster afterwards.
 
-    Turtle, N-Triples and N-Quads go to pyoxigraph's bulk loader as bytes, PIECE bytes of whole statements at a time
-    (kg.graph.pieces; parsed in Rust, no Python object per triple); the part of a file that cannot be proven to cut
-    into whole statements, and the other formats, are parsed into triples fed BATCH at a time. One bulk load of the
-    whole file held 1.5 GB at 21k papers (pyoxigraph sorts a million quads a batch, two batches at once, and takes no
-    limit); see decisions 0048 and 0067."""
-    import pyoxigraph as ox
-
-    for source in sources(graph):
-        fmt = rdf_format(source)
-        if fmt in (ox.RdfFormat.TURTLE, ox.RdfFormat.N_TRIPLES, ox.RdfFormat.N_QUADS):
-            for piece in pieces(source, fmt == ox.RdfFormat.TURTLE, PIECE):
-                if isinstance(piece, Piece):
-                    with _named(source, piece):
-                        store.bulk_load(input=piece.data, format=fmt)
-                else:
-                    with _named(source, piece), piece.open() as rest:
-                        _batches(store, ox.parse(rest, format=fmt))
-        else:
-            _batches(store, parse(source, graphs=True))
-    if compact:
-        store.optimize()
-        store.flush()
-
-
-def _batches(store: Any, parsed: Iterator) -> None:
-    """Parsed triples or quads into the store BATCH at a time."""
+    One bulk load of the whole file held 1.5 GB at 21k papers (pyoxigraph sorts a million quads a batch, two batches
+    at once, and takes no limit); batches of BATCH triples held under 200 MB for the same CPU time (decision 0048)."""
+    parsed = parse(graph, graphs=True)
     while True:
         batch = itertools.islice(parsed, BATCH)
         first = next(batch, None)
         if first is None:
             break
         store.bulk_extend(itertools.chain((first,), batch))
-
-
-@contextlib.contextmanager
-def _named(source: Path, where: Piece | Rest) -> Iterator[None]:
-    """A parse error of a piece as an InputError naming the file and its line, not the piece's."""
-    try:
-        yield
-    except SyntaxError as exc:
-        said = re.sub(r"\bline (\d+)", lambda m: f"line {where.file_line(int(m[1]))}", str(exc))
-        raise InputError(f"{source}: not valid RDF ({said})") from None
+    if compact:
+        store.optimize()
+        store.flush()
