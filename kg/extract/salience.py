@@ -40,8 +40,7 @@ class Context:
 
     sentence_starts: tuple[int, ...]
     focus: frozenset[int]  # indexes of sentences that say what the paper does
-    passing: tuple[tuple[int, int], ...]  # character ranges read as "not what the paper is about"
-    contrast: tuple[tuple[int, int], ...] = ()  # those of them that set the paper against something ("unlike X")
+    passing: tuple[tuple[int, int, int], ...]  # (start, end, PASSING_EXAMPLE or PASSING_CONTRAST): "not what the paper is about"
 
     def sentence(self, offset: int) -> int:
         """The index of the sentence holding character `offset`."""
@@ -49,13 +48,12 @@ class Context:
 
     def in_passing(self, start: int) -> bool:
         """True when a mention starting at `start` sits in a contrast or example stretch."""
-        return bool(self.passing) and any(a <= start < b for a, b in self.passing)
+        return self.passing_kind(start) != 0
 
     def passing_kind(self, start: int) -> int:
-        """PASSING_CONTRAST, PASSING_EXAMPLE or 0 (not in passing) for a mention starting at `start`."""
-        if not self.in_passing(start):
-            return 0
-        return PASSING_CONTRAST if any(a <= start < b for a, b in self.contrast) else PASSING_EXAMPLE
+        """For a mention starting at `start`: PASSING_CONTRAST in a contrast stretch, else PASSING_EXAMPLE in an
+        example stretch, else 0 (not in passing)."""
+        return max((kind for a, b, kind in self.passing if a <= start < b), default=0)
 
     def weight(self, start: int) -> float:
         """The weight of one mention starting at `start`."""
@@ -190,8 +188,7 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
     starts = (0, *(m.end() for m in _SENTENCE_END.finditer(text)))
     ctx = Context(starts, frozenset(), ())
     focus: set[int] = set()
-    passing: list[tuple[int, int]] = []
-    contrast: list[tuple[int, int]] = []
+    passing: list[tuple[int, int, int]] = []
     for label, start, end in cues:
         if label in ("FOCUS", "PROPOSE"):
             focus.add(ctx.sentence(start))
@@ -199,10 +196,9 @@ def context(text: str, cues: list[tuple[str, int, int]]) -> Context:
             # A contrast ends at the next comma ("unlike X, we …"); an example list runs to the clause end.
             pattern = _LIST_END if label == "EXAMPLE" else _CLAUSE_END_OR_COMMA
             skip = len(text[end:]) - len(re.sub(r"^[\s,]*", "", text[end:]))
-            passing.append((end, _stretch_end(text, end + skip, pattern)))
-            if label == "CONTRAST":
-                contrast.append(passing[-1])
-    return Context(starts, frozenset(focus), tuple(passing), tuple(contrast))
+            kind = PASSING_EXAMPLE if label == "EXAMPLE" else PASSING_CONTRAST
+            passing.append((end, _stretch_end(text, end + skip, pattern), kind))
+    return Context(starts, frozenset(focus), tuple(passing))
 
 
 _CLAUSE_END_OR_COMMA = re.compile(_CLAUSE_END.pattern + r"|,")

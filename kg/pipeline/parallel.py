@@ -264,7 +264,8 @@ def _results(pool: Any, futures: list[Future], ranges: list[tuple[int, int]], he
     finally:
         if done < len(ranges):  # stopped early (an error, Ctrl-C, a reader that left): the workers go now
             _stop(pool)
-        pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            pool.shutdown(wait=True)
         held.unlink(missing_ok=True)
 
 
