@@ -222,3 +222,36 @@ def test_a_build_that_fails_ends_the_store_loading_beside_it_and_nothing_is_publ
     loading.stop()  # what kg build does when it fails or is interrupted after the file is written
     assert loading.process.returncode is not None  # ended, not left running
     assert fresh_folder(graph) is None and not (store_dir(graph) / "current").exists()
+
+
+def test_a_first_query_on_a_relative_path_keeps_the_version_another_process_published(mini_ttl: Path, tmp_path: Path, monkeypatch, capfd) -> None:
+    """Two first queries at once, the graph named relative to the working folder: the one that waited for the
+    other's load uses the version it published and must not remove it as an older one (a path found through the
+    `current` link is absolute, the folder's entries were relative)."""
+    import threading
+
+    from kg.graph.atomic import locked
+    from kg.sparql import store as store_module
+
+    Path(shutil.copy(mini_ttl, tmp_path / "g.ttl"))
+    monkeypatch.chdir(tmp_path)
+    graph = Path("g.ttl")
+    base = store_dir(graph)
+    base.mkdir()
+    found: list[Path] = []
+    with locked(base / "build"):  # the other process's load, holding the lock
+        waiter = threading.Thread(target=lambda: found.append(ensure_store(graph)))
+        waiter.start()
+        said = ""
+        while "waiting for" not in said:  # the waiter found no store and waits for the lock (said once, on stderr)
+            said += capfd.readouterr().err
+            assert waiter.is_alive(), said
+        published = store_module._build(graph, base)  # the other process publishes its version ...
+    waiter.join(timeout=60)  # ... and lets go: the waiter uses that version
+    assert found and found[0].resolve() == published.resolve()
+    assert (published / "db").is_dir() and _versions(graph) == [published.name]
+    import rdflib
+
+    papers = set(rdflib.Graph().parse(graph).subjects(rdflib.RDF.type, rdflib.URIRef("http://purl.org/spar/fabio/ResearchPaper")))
+    answer = kg.query("SELECT (COUNT(*) AS ?n) WHERE { ?p a <http://purl.org/spar/fabio/ResearchPaper> }", graph=graph)
+    assert len(papers) > 1 and answer.rows[0][0].value == str(len(papers))  # the published version answers

@@ -180,7 +180,11 @@ def _build(graph: Path, base: Path) -> Path:
 
 
 def _remove_unread(base: Path, keep: Path) -> None:
-    """Remove the versions other than `keep` that no process reads (called under the build lock)."""
+    """Remove the versions other than `keep` that no process reads (called under the build lock).
+
+    Compared as resolved paths: `keep` found through the `current` link is absolute, while a graph named by a relative
+    path has a relative `base`, and a waiter removed the version another process had just published for it."""
+    base, keep = base.resolve(), keep.resolve()
     for folder in base.iterdir():
         if folder == keep or not folder.is_dir() or folder.is_symlink() or not folder.name.startswith("v-"):
             continue
@@ -202,6 +206,7 @@ def hold(version: Path) -> None:
     One version of a store is held per process: opening a newer one lets go of the older (a process
     that keeps a store open, a `kg serve` worker, opens it once).
     """
+    version = version.resolve()  # one key a version, however the graph was named
     if str(version) in _HELD:
         return
     for other in [v for v in _HELD if Path(v).parent == version.parent]:
