@@ -97,6 +97,8 @@ BAD_CASES = {
     "CSV row with extra fields": ("x.csv", f"id,abstract\n1,{GOOD}\n2,a,b\n", ":3: 3 fields where the header has 2"),
     "CSV without abstract column": ("x.csv", "id,title\n1,T\n", ":1: the CSV header has no 'abstract' column (found: id, title)"),
     "no abstract": ("x.jsonl", jsonl({"abstract": GOOD}, {"id": "b", "title": "T"}), ":2: the record has no abstract"),
+    "abstract not text": ("x.jsonl", jsonl({"id": "b", "abstract": 5}), ":1: the abstract must be text, not int (5)"),
+    "seed text with a header only": ("x.txt", "ICML 2024\n\n\n", ": holds no abstracts after its header line"),
     "blank abstract": ("x.jsonl", jsonl({"id": "b", "abstract": " \x00\t"}), ":1: the record has no abstract"),
     "bad year": ("x.jsonl", jsonl({"abstract": GOOD, "year": "20x4"}), ":1: year '20x4' is not a whole year between 1 and 9999"),
     "year out of range": ("x.jsonl", jsonl({"abstract": GOOD, "year": -5}), ":1: year -5 is not a whole year between 1 and 9999"),

@@ -179,6 +179,8 @@ def year_of(value: Any) -> Any:
 def record(fields: Mapping[str, Any], where: str, weak: frozenset[str] = frozenset()) -> Paper | InputError:
     """A Paper from a mapping with kg's field names, or what is wrong with it."""
     abstract = fields.get("abstract")
+    if abstract is not None and not isinstance(abstract, str):
+        return InputError(f"{where}: the abstract must be text, not {type(abstract).__name__} ({str(abstract)[:40]})")
     abstract = fold(abstract) if isinstance(abstract, str) else ""
     if not abstract:
         return InputError(f"{where}: the record has no abstract")

@@ -29,6 +29,9 @@ def read(path: Path, text_: str) -> Iterator[Paper | InputError]:
     year = int(header["year"])
     paragraph: list[str] = []
     start = 0
+    if not any(fold(line) for line in all_lines[first + 1 :]):
+        yield InputError(f"{path}: holds no abstracts after its header line")
+        return
     for number, line in enumerate([*all_lines[first + 1 :], ""], start=first + 2):
         if fold(line):
             if not paragraph:
