@@ -269,6 +269,8 @@ def test_cli_query_formats_and_stdin(mini_ttl: Path, tmp_path: Path) -> None:
     assert out.exit_code == 0 and len(out.output.strip().splitlines()) == 3  # p4, p5
     out = runner.invoke(cli, ["query", "-", "--graph", str(mini_ttl)], input="SELECT * WHERE {\n  ?s ?p \n}")
     assert out.exit_code == 1 and "SPARQL syntax error at line 3, column " in out.output
+    out = runner.invoke(cli, ["query", "SELECT * WHERE { ?s ?p }", "--graph", str(mini_ttl)])
+    assert out.exit_code == 1 and out.output.startswith("Error: query 'ad-hoc': SPARQL syntax error at line 1, column ")
     out = runner.invoke(cli, ["query", "-", "--graph", str(mini_ttl)], input="INSERT DATA { <a:b> <a:c> <a:d> }")
     assert out.exit_code == 1 and "SPARQL Update" in out.output
     out = runner.invoke(cli, ["query", "top-concepts", "--graph", str(tmp_path / "missing.ttl")])

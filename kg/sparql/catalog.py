@@ -133,7 +133,7 @@ def is_file(path: Path) -> bool:
         return False
 
 
-def from_text(text: str, name: str = "query") -> NamedQuery:
+def from_text(text: str, name: str = "ad-hoc") -> NamedQuery:
     """An ad-hoc query given as text; its comment header (if any) declares parameters as usual.
 
     The standard prefixes it uses without declaring (kg:, kgc:, dcterms:, …: standard_prefixes) are declared for it.
