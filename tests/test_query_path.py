@@ -90,7 +90,7 @@ def test_a_query_in_the_engine_is_bound_once(mini_ttl: Path, binds: list) -> Non
     paper = kg.query("paper-graph", {"paper": "p1"}, graph=mini_ttl)
     adhoc = kg.query(ADHOC, {"concept": OFFLINE}, graph=mini_ttl)
     assert len(paper.triples) > 5 and len(adhoc) == 1
-    assert binds == [("paper-graph", True), ("query", True)]
+    assert binds == [("paper-graph", True), ("ad-hoc", True)]
 
 
 def test_a_remote_query_is_bound_once(oxigraph: str, mini_ttl: Path, binds: list) -> None:

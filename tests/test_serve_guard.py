@@ -217,7 +217,7 @@ def test_a_comment_ended_by_a_carriage_return_hides_no_service_clause(app, liste
     if hidden:
         assert out.exit_code == 0 and "leaked" not in out.output, out.output
     else:
-        assert out.exit_code == 1 and "Error: query 'query': SERVICE (federated query) is refused" in out.output, out.output
+        assert out.exit_code == 1 and "Error: query 'ad-hoc': SERVICE (federated query) is refused" in out.output, out.output
     assert listener.hits == []
 
 
@@ -240,7 +240,7 @@ def test_a_deeply_nested_query_is_refused_and_the_next_one_answered(app, mini_tt
     assert (status, body.decode()) == (400, f"query 'request': {message}\n")
     assert call(app, query={"query": COUNT})[0] == 200  # the server answers the next query
     done = _kg("query", query, "--graph", str(mini_ttl))
-    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == f"Error: query 'query': {message}", done.stderr
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == f"Error: query 'ad-hoc': {message}", done.stderr
 
 
 def test_queries_within_the_limits_still_run(app) -> None:
