@@ -220,3 +220,21 @@ def test_a_long_result_on_a_terminal_goes_through_a_pager(monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False, raising=False)
     cli_module.show("row\n" * 50)
     assert len(paged) == 1 and printed[-1] == "row\n" * 50
+
+
+def test_serve_names_the_option_to_change_when_it_cannot_listen(runner: CliRunner, mini_ttl: Path, tmp_path: Path) -> None:
+    """A taken port asks for another --port; a host name that resolves to nothing asks for another --host."""
+    import shutil
+    import socket
+
+    graph = shutil.copy(mini_ttl, tmp_path / "g.ttl")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(cli, ["serve", str(graph), "--port", str(port)])
+    assert result.exit_code != 0 and result.output.strip().splitlines()[-1] == (
+        f"Error: cannot listen on 127.0.0.1:{port} (Address already in use); pick another --port")
+    result = runner.invoke(cli, ["serve", str(graph), "--host", "no-such-host.invalid", "--port", "0"])
+    last = result.output.strip().splitlines()[-1]
+    assert result.exit_code != 0 and last.startswith("Error: cannot listen on no-such-host.invalid:0 (") and last.endswith("); check --host"), last

@@ -8,8 +8,10 @@ kg.endpoint.answer opens the pinned graph and answers each job.
 
 from __future__ import annotations
 
+import errno
 import html
 import json
+import socket
 import sys
 import urllib.parse
 from contextlib import contextmanager
@@ -371,7 +373,9 @@ def _serve(graph: str | Path, host: str, port: int, **options: Any) -> None:
         try:
             server = make_server(app, host, port)
         except OSError as exc:
-            raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
+            # a name that resolves to nothing, or an address this machine does not have, is the host's fault
+            wrong_host = isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL
+            raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); {'check --host' if wrong_host else 'pick another --port'}") from None
         try:
             if host not in ("127.0.0.1", "localhost", "::1"):
                 print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
