@@ -109,21 +109,30 @@ def specific_labels(data: Table, judge: Judge) -> Table:
     return replace(data, label=tuple(int((data.papers[data.paper[i]].id, data.concept[i]) in specific) for i in range(len(data.rows))))
 
 
-def described_below(extractor: PhraseExtractor, loaded: scheme.Scheme, experts, papers, judge: Judge) -> Counter:
-    """Per paper, the concept below one of its candidates that the definitions describe best (not a candidate
-    itself): how often it is an expert's topic, lies below one, or reaches a topic kg misses."""
-    captured: list[tuple[set[str], np.ndarray, tuple[str, ...]]] = []
+def read_with_scores(extractor: PhraseExtractor, papers) -> tuple[list, list[tuple[set[str], np.ndarray]]]:
+    """The extractor's reading of each paper, with the concepts the matcher found in it and the BM25 of every concept's
+    definition against it (kg.extract.definitions, in `extractor.definitions.iris` order), kept as the reading scores
+    them."""
+    captured: list[tuple[set[str], np.ndarray]] = []
     original = definitions.DefinitionIndex._choose
 
     def keep(self, q, words, title, scores, *rest):  # type: ignore[no-untyped-def]
-        captured.append((set(q.found), scores.copy(), self.iris))
+        captured.append((set(q.found), scores.copy()))
         return original(self, q, words, title, scores, *rest)
 
     definitions.DefinitionIndex._choose = keep  # type: ignore[method-assign]
     try:
-        read = extractor.read(papers)
+        return extractor.read(papers), captured
     finally:
         definitions.DefinitionIndex._choose = original  # type: ignore[method-assign]
+
+
+def described_below(extractor: PhraseExtractor, loaded: scheme.Scheme, experts, papers, judge: Judge) -> Counter:
+    """Per paper, the concept below one of its candidates that the definitions describe best (not a candidate
+    itself): how often it is an expert's topic, lies below one, or reaches a topic kg misses."""
+    read, captured = read_with_scores(extractor, papers)
+    iris = extractor.definitions.iris
+    index = {c: i for i, c in enumerate(iris)}
     below: dict[str, set[str]] = {}
     for iri in loaded.concepts:
         for a in loaded.ancestors(iri):
@@ -131,11 +140,10 @@ def described_below(extractor: PhraseExtractor, loaded: scheme.Scheme, experts, 
     named_by = judge.hierarchy.named_by()
     topics_of = {e.id: {c for t in e.about for c in named_by.get(topic_key(t.label), ())} for e in experts}
     counts: Counter = Counter()
-    for paper, r, (found, scores, iris) in zip(papers, read, captured):
-        index = {c: i for i, c in enumerate(iris)}
+    for paper, r, (found, scores) in zip(papers, read, captured):
         topics = topics_of[paper.id]
         pool = set().union(*(below.get(f, set()) for f in found)) - found - ({r.described.concept} if r.described else set())
-        ranked = sorted((c for c in pool if c in index and scores[index[c]] > 0), key=lambda c: -scores[index[c]])
+        ranked = sorted((c for c in pool if c in index and scores[index[c]] > 0), key=lambda c: (-scores[index[c]], c))  # ties by IRI: the same top in every run
         if ranked:
             top = ranked[0]
             counts["new candidates"] += 1

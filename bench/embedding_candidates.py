@@ -21,8 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from choice_variants import read_with_scores  # bench/, the folder of this script
 
-from kg.extract import definitions, ingest, scheme
+from kg.extract import ingest, scheme
 from kg.extract.expert import read_expert
 from kg.extract.keywords import topic_key
 from kg.extract.matcher import PhraseExtractor
@@ -54,16 +55,7 @@ def main(argv: list[str]) -> None:
     loaded = scheme.load()
     judge = Judge.of_scheme(loaded)
     extractor = PhraseExtractor(loaded)
-    captured: list[tuple[set[str], np.ndarray]] = []
-    original = definitions.DefinitionIndex._choose
-
-    def keep(self, q, words, title, scores, *rest):  # type: ignore[no-untyped-def]
-        captured.append((set(q.found), scores.copy()))
-        return original(self, q, words, title, scores, *rest)
-
-    definitions.DefinitionIndex._choose = keep  # type: ignore[method-assign]
-    extractor.read(papers)
-    definitions.DefinitionIndex._choose = original  # type: ignore[method-assign]
+    _, captured = read_with_scores(extractor, papers)
     iris = extractor.definitions.iris
     wl = model()
     concepts = wl.embed([", ".join(loaded.concepts[i].labels[:8]) + ". " + (loaded.concepts[i].definition or "") for i in iris], norm=True)

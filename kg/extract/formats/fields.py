@@ -181,7 +181,7 @@ def record(fields: Mapping[str, Any], where: str, weak: frozenset[str] = frozens
     abstract = fields.get("abstract")
     if abstract is not None and not isinstance(abstract, str):
         return InputError(f"{where}: the abstract must be text, not {type(abstract).__name__} ({str(abstract)[:40]})")
-    abstract = fold(abstract) if isinstance(abstract, str) else ""
+    abstract = fold(abstract) if abstract is not None else ""
     if not abstract:
         return InputError(f"{where}: the record has no abstract")
     abstract = text(abstract, where, "abstract", MAX_ABSTRACT)

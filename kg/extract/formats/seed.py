@@ -28,10 +28,7 @@ def read(path: Path, text_: str) -> Iterator[Paper | InputError]:
     venue = fold(header["venue"]) or None
     year = int(header["year"])
     paragraph: list[str] = []
-    start = 0
-    if not any(fold(line) for line in all_lines[first + 1 :]):
-        yield InputError(f"{path}: holds no abstracts after its header line")
-        return
+    start = 0  # the line of the paragraph being read; still 0 at the end: the file had none
     for number, line in enumerate([*all_lines[first + 1 :], ""], start=first + 2):
         if fold(line):
             if not paragraph:
@@ -46,3 +43,5 @@ def read(path: Path, text_: str) -> Iterator[Paper | InputError]:
             else:
                 yield Paper(content_id(abstract), abstract, None, (), venue, year, where)
             paragraph = []
+    if not start:
+        yield InputError(f"{path}: holds no abstracts after its header line")
