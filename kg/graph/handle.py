@@ -207,9 +207,10 @@ class GraphFile:
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
               source: GraphFile | None = None, before: dict | None = None, doing: str = "updated",
-              placed: Callable[[], Any] = lambda: None) -> Path:
+              placed: Callable[[], Any] = lambda: None, build_order: bool = False) -> Path:
         """Write `triples` then `added` to this file, atomically, and its query index from them (`placed`: called once
-        the file is in place, before the index's tables are made).
+        the file is in place, before the index's tables are made; `build_order`: the triples are a build's, as
+        kg.pipeline.triples makes them, so the index joins each annotation as it passes).
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
         triples streamed past, says whether it still holds: else no index is written, and the next query makes one).
@@ -218,7 +219,7 @@ class GraphFile:
         """
         self.refuse_sharded()
         name = files.format_for(fmt, self.path)
-        writer = index_writer.writer(self.path, base)
+        writer = index_writer.writer(self.path, base, build_order=build_order)
 
         def stream_() -> Iterator:
             for t in triples:

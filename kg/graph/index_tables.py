@@ -34,6 +34,7 @@ TABLES = (
 STAGED = (
     "CREATE TEMP TABLE staged(p INTEGER NOT NULL, s INTEGER NOT NULL, o INTEGER NOT NULL)",
     "CREATE TEMP TABLE texts(paper INTEGER NOT NULL, abstract INTEGER NOT NULL, value TEXT, string INTEGER NOT NULL)",
+    "CREATE TEMP TABLE quoted(body INTEGER NOT NULL, paper INTEGER NOT NULL, exact INTEGER NOT NULL)",  # a build's quotes, not yet distinct
 )
 # Made from the tables above, again after an update adds triples.
 DERIVED = (

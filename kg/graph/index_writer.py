@@ -35,6 +35,7 @@ from typing import Any, Iterable, Iterator
 
 from kg.graph.facts import digest
 from kg.graph.index_file import index_path, lowercase, nul_free, stamp_text
+from kg.graph.index_mentions import Joined
 from kg.graph.index_tables import DERIVED, STAGED, TABLES
 from kg.graph.terms import Term
 from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
@@ -77,9 +78,10 @@ _STAGED_NODE, _STAGED, _ROW_NODE, _ROW, _TEXT = object(), object(), object(), ob
 
 class Writer:
     """The query index of `graph`, written from triples handed to `add`; `base`: a fresh index of the graph
-    before triples were appended to it (only the appended ones are then added, to a copy of it)."""
+    before triples were appended to it (only the appended ones are then added, to a copy of it); `build_order`: the
+    triples come as a build makes them, each annotation's together, and are joined as they pass (kg.graph.index_mentions)."""
 
-    def __init__(self, graph: str | Path, base: Path | None = None) -> None:
+    def __init__(self, graph: str | Path, base: Path | None = None, *, build_order: bool = False) -> None:
         import pyoxigraph as ox
 
         self.graph, self.target = Path(graph), index_path(graph)
@@ -108,6 +110,7 @@ class Writer:
             raise
         self.code = {iri: i for i, iri in enumerate(PREDICATES.values(), start=1)}
         self.staged_code = {iri: i for i, iri in enumerate(ANNOTATION)}
+        self.joined = Joined(self.staged_code.__getitem__, OA, KG) if build_order else None
         # what add does with each predicate it reads, and the code it stores it under
         self.how: dict[str, tuple[object, int]] = {TITLE: (_TEXT, 0), ABSTRACT: (_TEXT, 0)}
         self.how.update((iri, (_ROW_NODE if iri in NODE_SUBJECT else _ROW, code)) for iri, code in self.code.items())
@@ -178,9 +181,17 @@ class Writer:
         try:
             kind, code = how
             if kind is _STAGED_NODE:
-                self.staged.append((code, _node(t.subject), _node(t.object)))
+                row = (code, _node(t.subject), _node(t.object))
+                if self.joined is not None:
+                    self.joined.take(*row)
+                else:
+                    self.staged.append(row)
             elif kind is _STAGED:
-                self.staged.append((code, _node(t.subject), self.tid(t.object)))
+                row = (code, _node(t.subject), self.tid(t.object))
+                if self.joined is not None:
+                    self.joined.take(*row)
+                else:
+                    self.staged.append(row)
             elif kind is _TEXT:  # a title or an abstract, for search
                 o = t.object
                 string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
@@ -202,6 +213,11 @@ class Writer:
         self.db.executemany("INSERT INTO staged VALUES (?, ?, ?)", self.staged)
         self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)
         self.terms, self.rows, self.staged, self.texts, self.pending = [], [], [], [], 0
+        if (joined := self.joined) is not None:
+            self.db.executemany("INSERT INTO mention VALUES (?, ?, ?, ?, ?, ?, ?)", joined.mention)
+            self.db.executemany("INSERT INTO quoted VALUES (?, ?, ?)", joined.quote)
+            self.db.executemany("INSERT OR IGNORE INTO scored VALUES (?, ?, ?)", joined.scored)
+            joined.mention, joined.quote, joined.scored = [], [], []
         if len(self.ids) > 40 * BATCH:
             self._forget()  # bounded memory: later terms are looked up in the table
 
@@ -216,6 +232,8 @@ class Writer:
         try:
             if self.failed is not None or graph_stamp is None:
                 raise OSError(str(self.failed))
+            if self.joined is not None:
+                self.joined.close()
             self._flush()
             self._forget()  # up to 2M terms each: gone before the SQL below fills its caches
             self._finish()
@@ -267,6 +285,7 @@ class Writer:
             CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
             CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
             WHERE body.p = {c[OA + 'hasBody']}""")
+        db.execute("INSERT INTO quote SELECT DISTINCT body, paper, exact FROM quoted")  # (a build's, joined as they passed)
         self._texts()
         # every concept label lowercased, for the label lookups
         fresh = db.execute("""SELECT DISTINCT term.id, term.value FROM triple JOIN term ON term.id = triple.o
@@ -324,10 +343,10 @@ def kept(triples: Iterable, writer: Writer | None) -> Iterator:
         yield t
 
 
-def writer(graph: str | Path, base: Path | None = None) -> Writer | None:
+def writer(graph: str | Path, base: Path | None = None, *, build_order: bool = False) -> Writer | None:
     """A Writer for the index of `graph`, or None where it cannot be made (the index only saves time)."""
     try:
-        return Writer(graph, base)
+        return Writer(graph, base, build_order=build_order)
     except (OSError, sqlite3.Error):
         return None
 

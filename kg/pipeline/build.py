@@ -177,4 +177,4 @@ def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Se
     triples, ns = built.triples(), built.ns
     del built
     with GraphFile(Path(path)).transaction(derived=derived, placed=placed) as writing:  # another writer of the same file waits
-        return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}")
+        return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}", build_order=True)
