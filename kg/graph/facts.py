@@ -20,11 +20,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import AbstractSet, Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
+from kg.graph.annotations import Evidence, Groups, Links, Mention, OutOfOrder
 from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS
 
 T = TypeVar("T", bound=Hashable)
-Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" for the abstract)
-Span = tuple[str, int, int, str]  # an evidence span: its field ("title" or "abstract"), start, end, exact
 
 # The values the pages show (English or untagged literals, and IRIs), by node and predicate.
 SHOWN = frozenset({RDFS + "label", DCTERMS + "title", DCTERMS + "abstract", DCTERMS + "isPartOf", FABIO + "hasPublicationYear",
@@ -58,14 +57,6 @@ def pair_counts(groups: Iterable[Iterable[T]], key: Callable[[T], Any] = lambda 
         ordered = sorted(set(group), key=key)
         pairs.update((a, b) for a, b in combinations(ordered, 2) if key(a) < key(b))
     return pairs
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """A (paper, concept) link's evidence: its kg:score as written (the first annotation's), and every span quoted."""
-
-    score: str
-    spans: tuple[Span, ...]
 
 
 def digest(abstract: str) -> str:
@@ -188,17 +179,25 @@ def read_facts(graph: Any, *, evidence: bool = False) -> Facts:
     if isinstance(graph, Facts):
         return graph
     if isinstance(graph, (str, Path)):
+        from functools import partial
+
         from kg.graph.files import parse
 
-        return of_triples(parse(graph), evidence=evidence)
-    if callable(getattr(graph, "triples", None)):
-        return of_triples(graph.triples(), evidence=evidence)  # a kg.Built
-    return of_triples(graph, evidence=evidence)
+        triples: Callable[[], Iterable] = partial(parse, graph)
+    elif callable(getattr(graph, "triples", None)):
+        triples = graph.triples  # a kg.Built
+    else:
+        return of_triples(graph, evidence=evidence)
+    try:  # read as kg writes a graph, each annotation's triples together (kg.graph.annotations) ...
+        return of_triples(triples(), evidence=evidence, build_order=True)
+    except OutOfOrder:  # ... else again, every annotation held until the end
+        return of_triples(triples(), evidence=evidence)
 
 
-def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
+def of_triples(triples: Iterable, *, evidence: bool = False, build_order: bool = False) -> Facts:
     """The facts of a stream of triples (or quads), in one pass (blank nodes keyed `_:id`); `evidence`: with every
-    evidence span (`Facts.evidence`)."""
+    evidence span (`Facts.evidence`); `build_order`: the annotations come as kg writes them, each folded as the next
+    begins (kg.graph.annotations.OutOfOrder where one does not)."""
     from pyoxigraph import BlankNode
 
     papers: dict[str, str] = {}
@@ -209,8 +208,10 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
     prefs: dict[str, set[str]] = {}
     broader: dict[str, list[str]] = {}
     subjects: set[tuple[str, str]] = set()
-    ann: dict[str, dict[int, Any]] = {p: {} for p in (*_ANNOTATION, OA + "end")} if evidence else {p: {} for p in _ANNOTATION}
+    ann = Links.maps(evidence)
     selectors: dict[int, list[int]] = {}  # a target's selectors, by hashes of their IRIs (see ann)
+    links = Links(evidence)
+    groups = Groups(links, ann, selectors) if build_order else None
     pagerank: dict[str, float] = {}
     members: list[tuple[str, str]] = []
     abstracts: dict[str, str] = {}
@@ -228,7 +229,7 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
     rank, member, version, doi = KG + "pagerank", KG + "member", KG + "schemeVersion", BIBO + "doi"
     read = {has_selector, rdf_type, subject, skos_broader, top_of, has_top, rdfs_label, pref_label, alt_label, abstract,
             identifier, year, rank, member, version, doi, *SHOWN}
-    has_target, exact = OA + "hasTarget", OA + "exact"
+    has_target, exact, has_body = OA + "hasTarget", OA + "exact", OA + "hasBody"
     shared: dict[str, str] = {}
     for t in triples:
         p = t.predicate.value
@@ -236,8 +237,10 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
             # Annotation, target and selector nodes only join these maps: a hash of their IRI keys them (the strings
             # held most of the 1.7 GB of a 21k-paper page), and the values that repeat (concepts, papers, scores,
             # offsets) are held once.
-            value = t.object.value
-            ann[p][hash(t.subject.value)] = hash(value) if p == has_target else value if p == exact else shared.setdefault(value, value)
+            value, node = t.object.value, hash(t.subject.value)
+            if p == has_body and groups is not None and len(ann[p]) >= groups.size and node not in ann[p]:
+                groups.close()  # an annotation begins: those before are complete
+            ann[p][node] = hash(value) if p == has_target else value if p == exact else shared.setdefault(value, value)
             continue
         if p not in read:  # similarity, co-occurrence, provenance...: nothing kg reads back
             continue
@@ -298,7 +301,11 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
             dois[s] = value
         if p in SHOWN and _english(o):
             values.setdefault(s, {}).setdefault(p, []).append(value)
-    scores, mentions, first_mentions, spans = _annotations(ann, selectors)
+    if groups is not None:
+        groups.close()
+    else:
+        links.fold(ann, selectors)
+    scores, mentions, first_mentions, spans = links.result()
     for paper, concept in subjects:
         papers.setdefault(paper, "")
         pref.setdefault(concept, set())
@@ -329,52 +336,6 @@ def of_triples(triples: Iterable, *, evidence: bool = False) -> Facts:
         dois=dois,
         evidence=spans,
     )
-
-
-_ANNOTATION = (OA + "hasBody", OA + "hasTarget", OA + "hasSource", KG + "score", OA + "start", OA + "exact", KG + "onProperty")
-
-
-def _annotations(
-    ann: dict[str, dict[int, Any]], selectors: dict[int, list[int]]
-) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], int], dict[tuple[str, str], Mention], dict[tuple[str, str], Evidence]]:
-    """Per (paper, concept) from the oa:Annotations: the best score, the number of annotations, the first mention,
-    and, when `ann` holds the selectors' ends (read with evidence), the evidence: every span, sorted.
-
-    A mention of the abstract comes before one of the title (kg:onProperty), which is the evidence
-    only of a concept that the title alone names.
-    """
-    end_of = ann.get(OA + "end")
-    quoted: dict[tuple[str, str], tuple[str, list[Span]]] = {}
-    body, target_of, score_of = ann[OA + "hasBody"], ann[OA + "hasTarget"], ann[KG + "score"]
-    source, start_of, exact_of, on_of = ann[OA + "hasSource"], ann[OA + "start"], ann[OA + "exact"], ann[KG + "onProperty"]
-    scores: dict[tuple[str, str], float] = {}
-    mentions: Counter[tuple[str, str]] = Counter()
-    first: dict[tuple[str, str], Mention] = {}
-    for a, concept in body.items():
-        target = target_of.get(a)
-        if target not in source:
-            continue
-        key = (source[target], concept)
-        mentions[key] += 1
-        if a in score_of:
-            scores[key] = max(scores.get(key, float("-inf")), float(score_of[a]))
-        sels = selectors.get(target, ())
-        if end_of is not None:
-            link = quoted.setdefault(key, (score_of.get(a, ""), []))
-            start = next((start_of[q] for q in sels if q in start_of), None)
-            end = next((end_of[q] for q in sels if q in end_of), None)
-            if start is not None and end is not None:
-                where = "title" if on_of.get(target, "") == DCTERMS + "title" else "abstract"
-                link[1].append((where, int(start), int(end), next((exact_of[q] for q in sels if q in exact_of), "")))
-        starts = [int(start_of[q]) for q in sels if q in start_of]
-        if starts:
-            exacts = [exact_of[q] for q in sels if q in exact_of]
-            mention = (starts[0], exacts[0] if exacts else "", on_of.get(target, ""))
-            old = first.get(key)
-            if old is None or (mention[2], mention[0], mention[1]) < (old[2], old[0], old[1]):
-                first[key] = mention
-    evidence = {key: Evidence(score, tuple(sorted(spans))) for key, (score, spans) in quoted.items()}
-    return scores, dict(mentions), first, evidence
 
 
 def _english(term: Any) -> bool:
