@@ -1,5 +1,7 @@
-"""The Web Annotations of a graph folded, per (paper, concept) link, into what kg.graph.facts keeps of them: the best
-score, the number of annotations, the first mention and (read with evidence) every span.
+"""A graph's Web Annotations folded per (paper, concept) link: best score, count, first mention, evidence spans.
+
+What kg.graph.facts keeps of the annotations: the best score, the number of annotations, the first mention and (read
+with evidence) every span.
 
 A reader hands `Links.fold` maps of the annotation triples (one flat map per predicate, keyed by a hash of the node's
 IRI; last value wins) and the targets' selectors. Any graph can be folded at once, all its annotations in one set of
