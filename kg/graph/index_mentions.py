@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+from kg.graph.annotations import OutOfOrder
+
 Row = tuple[int, int, int]  # (predicate code, subject, object) as kg.graph.index_writer stages them
 
 
-class OutOfOrder(ValueError):
-    """An annotation's triple came after the annotation was joined: the triples are not in a build's order."""
-
-
 class Joined:
-    """The mention, quote and scored rows of the annotations taken so far (`rows`: read and cleared by the writer)."""
+    """The mention, quote and scored rows of the annotations taken so far (the writer inserts and empties them)."""
 
     def __init__(self, code: Callable[[str], int], oa: str, kg: str) -> None:
         self.body, self.target, self.score = code(oa + "hasBody"), code(oa + "hasTarget"), code(kg + "score")
