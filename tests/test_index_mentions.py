@@ -30,18 +30,10 @@ UNORDERED = {"mention", "quote"}  # rowid tables whose rows come in join order: 
 
 def _index(graph: Path, triples: list, build_order: bool, name: str) -> Path | None:
     """The index of `triples` (for `graph`), moved aside as NAME.sqlite; None when the writer wrote none."""
-    made = index_writer.write(graph, triples, stamp(graph)) if not build_order else _write_in_build_order(graph, triples)
+    made = index_writer.write(graph, triples, stamp(graph), build_order=build_order)
     if made is None:
         return None
     return made.rename(graph.with_name(f"{name}.sqlite"))
-
-
-def _write_in_build_order(graph: Path, triples: list) -> Path | None:
-    writer = index_writer.writer(graph, build_order=True)
-    assert writer is not None
-    for t in triples:
-        writer.add(t)
-    return writer.close(stamp(graph))
 
 
 def _tables(index: Path) -> dict[str, list[tuple]]:

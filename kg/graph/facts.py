@@ -196,8 +196,8 @@ def read_facts(graph: Any, *, evidence: bool = False) -> Facts:
 
 def of_triples(triples: Iterable, *, evidence: bool = False, build_order: bool = False) -> Facts:
     """The facts of a stream of triples (or quads), in one pass (blank nodes keyed `_:id`); `evidence`: with every
-    evidence span (`Facts.evidence`); `build_order`: the annotations come as kg writes them, each folded as the next
-    begins (kg.graph.annotations.OutOfOrder where one does not)."""
+    evidence span (`Facts.evidence`); `build_order`: the annotations come as kg writes them, each one's triples together,
+    and are folded a thousand at a time (kg.graph.annotations.OutOfOrder where they do not)."""
     from pyoxigraph import BlankNode
 
     papers: dict[str, str] = {}

@@ -36,8 +36,9 @@ class Joined:
         self.quote: list[Row] = []  # (body, paper, exact), not yet distinct
         self.scored: list[Row] = []
 
-    def take(self, code: int, s: int, o: int) -> None:
-        """One annotation triple: `s` an annotation node's id, `o` a node's id (target, selector) or a term's."""
+    def take(self, row: Row) -> None:
+        """One annotation triple: the subject an annotation node's id, the object a node's id (target, selector) or a term's."""
+        code, s, o = row
         if s not in self.nodes:
             if code != self.body:
                 raise OutOfOrder("an annotation's triple after the annotation was joined: the triples are not in a build's order")
@@ -45,7 +46,7 @@ class Joined:
             self.nodes.add(s)
         if code == self.target or code == self.selector:
             self.nodes.add(o)
-        self.open.append((code, s, o))
+        self.open.append(row)
 
     def close(self) -> None:
         """Join the open annotation (the writer calls this once the last triple is taken)."""

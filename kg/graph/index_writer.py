@@ -180,16 +180,10 @@ class Writer:
                 return
         try:
             kind, code = how
-            if kind is _STAGED_NODE:
-                row = (code, _node(t.subject), _node(t.object))
+            if kind is _STAGED_NODE or kind is _STAGED:  # an annotation's triple: its object a node, or a term
+                row = (code, _node(t.subject), _node(t.object) if kind is _STAGED_NODE else self.tid(t.object))
                 if self.joined is not None:
-                    self.joined.take(*row)
-                else:
-                    self.staged.append(row)
-            elif kind is _STAGED:
-                row = (code, _node(t.subject), self.tid(t.object))
-                if self.joined is not None:
-                    self.joined.take(*row)
+                    self.joined.take(row)
                 else:
                     self.staged.append(row)
             elif kind is _TEXT:  # a title or an abstract, for search
@@ -351,9 +345,10 @@ def writer(graph: str | Path, base: Path | None = None, *, build_order: bool = F
         return None
 
 
-def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None) -> Path | None:
+def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None,
+          build_order: bool = False) -> Path | None:
     """Write the index of `graph` from its triples (`graph_stamp`: the graph file's stamp as written); None if not written."""
-    w = writer(graph, base)
+    w = writer(graph, base, build_order=build_order)
     if w is None:
         return None
     try:
