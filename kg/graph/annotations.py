@@ -9,6 +9,9 @@ maps. A graph kg wrote gives each annotation's triples together (kg.pipeline.tri
 them a thousand annotations at a time and holds only the hashes of the nodes already folded (decision 0073: the page's
 read of a 21k-paper graph peaked at 312 MB where it held 430 MB). A triple about a node already folded raises
 `OutOfOrder`; the reader then reads the graph again with one set of maps, so both give the same figures.
+
+`Annotated` is one annotation as a build writes it: its triples, and the terms the query index keeps of it, so that the
+index of a build takes its mention rows from the terms instead of joining them back from the triples (decision 0074).
 """
 
 from __future__ import annotations
@@ -23,6 +26,23 @@ Mention = tuple[int, str, str]  # start, exact, and the property it quotes ("" f
 Span = tuple[str, int, int, str]  # an evidence span: its field ("title" or "abstract"), start, end, exact
 # The annotation predicates read into maps (with evidence, OA + "end" too); oa:hasSelector is read beside them.
 PREDICATES = (OA + "hasBody", OA + "hasTarget", OA + "hasSource", KG + "score", OA + "start", OA + "exact", KG + "onProperty")
+
+
+@dataclass(frozen=True, slots=True)
+class Annotated:
+    """One oa:Annotation of a paper's span as kg.pipeline.triples writes it: its `triples`, in their order, and the
+    terms they hold: the concept (body), the paper (source), the score, the target node, the span's start and end
+    literals, the quoted text, and the property quoted (`on`: dcterms:title; None for the abstract)."""
+
+    triples: tuple[Any, ...]
+    body: Any
+    source: Any
+    score: Any
+    target: Any
+    start: Any
+    end: Any
+    exact: Any
+    on: Any = None
 
 
 class OutOfOrder(Exception):

@@ -36,6 +36,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Sequence
 from kg.core import progress
 from kg.core.errors import InputError, KgError, UsageError
 from kg.graph import files, index_file, index_writer, shards, stamp
+from kg.graph.annotations import Annotated
 from kg.graph.atomic import atomic_write, locked
 from kg.graph.stamp import GraphIndex
 from kg.graph.vocabulary import Namespaces
@@ -207,10 +208,10 @@ class GraphFile:
     def write(self, triples: Iterable, added: Iterable = (), *, ns: Namespaces, fmt: str | None = None, label: str | None = None,
               base: Path | None = None, keep_base: Callable[[], bool] = lambda: True,
               source: GraphFile | None = None, before: dict | None = None, doing: str = "updated",
-              placed: Callable[[], Any] = lambda: None, build_order: bool = False) -> Path:
+              placed: Callable[[], Any] = lambda: None) -> Path:
         """Write `triples` then `added` to this file, atomically, and its query index from them (`placed`: called once
-        the file is in place, before the index's tables are made; `build_order`: the triples are a build's, as
-        kg.pipeline.triples makes them, so the index joins each annotation as it passes).
+        the file is in place, before the index's tables are made). Among `triples`, a build's annotations may come
+        whole (kg.graph.annotations.Annotated): their triples are written, and the index takes their rows from them.
 
         `base`: a fresh index of exactly `triples`, copied and given only `added` (`keep_base()`, asked after the
         triples streamed past, says whether it still holds: else no index is written, and the next query makes one).
@@ -219,12 +220,18 @@ class GraphFile:
         """
         self.refuse_sharded()
         name = files.format_for(fmt, self.path)
-        writer = index_writer.writer(self.path, base, build_order=build_order)
+        writer = index_writer.writer(self.path, base)
 
         def stream_() -> Iterator:
+            indexed = writer if base is None else None
             for t in triples:
-                if writer is not None and base is None:
-                    writer.add(t)
+                if type(t) is Annotated:
+                    if indexed is not None:
+                        indexed.annotation(t)
+                    yield from t.triples
+                    continue
+                if indexed is not None:
+                    indexed.add(t)
                 yield t
             yield from index_writer.kept(added, writer)
 

@@ -33,9 +33,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from kg.graph.annotations import Annotated
 from kg.graph.facts import digest
 from kg.graph.index_file import index_path, lowercase, nul_free, stamp_text
-from kg.graph.index_mentions import Joined
 from kg.graph.index_tables import DERIVED, STAGED, TABLES
 from kg.graph.terms import Term
 from kg.graph.vocabulary import BIBO, DCTERMS, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, SKOS, XSD
@@ -77,11 +77,11 @@ _STAGED_NODE, _STAGED, _ROW_NODE, _ROW, _TEXT = object(), object(), object(), ob
 
 
 class Writer:
-    """The query index of `graph`, written from triples handed to `add`; `base`: a fresh index of the graph
-    before triples were appended to it (only the appended ones are then added, to a copy of it); `build_order`: the
-    triples come as a build makes them, each annotation's together, and are joined as they pass (kg.graph.index_mentions)."""
+    """The query index of `graph`, written from triples handed to `add` and a build's whole annotations handed to
+    `annotation`; `base`: a fresh index of the graph before triples were appended to it (only the appended ones are
+    then added, to a copy of it)."""
 
-    def __init__(self, graph: str | Path, base: Path | None = None, *, build_order: bool = False) -> None:
+    def __init__(self, graph: str | Path, base: Path | None = None) -> None:
         import pyoxigraph as ox
 
         self.graph, self.target = Path(graph), index_path(graph)
@@ -110,7 +110,6 @@ class Writer:
             raise
         self.code = {iri: i for i, iri in enumerate(PREDICATES.values(), start=1)}
         self.staged_code = {iri: i for i, iri in enumerate(ANNOTATION)}
-        self.joined = Joined(self.staged_code.__getitem__, OA, KG) if build_order else None
         # what add does with each predicate it reads, and the code it stores it under
         self.how: dict[str, tuple[object, int]] = {TITLE: (_TEXT, 0), ABSTRACT: (_TEXT, 0)}
         self.how.update((iri, (_ROW_NODE if iri in NODE_SUBJECT else _ROW, code)) for iri, code in self.code.items())
@@ -125,6 +124,10 @@ class Writer:
         self.rows: list[tuple[int, int, int]] = []
         self.staged: list[tuple[int, int, int]] = []
         self.texts: list[tuple[int, int, str, int]] = []
+        self.mentions: list[tuple[int, ...]] = []  # a build's annotations' rows (`annotation`)
+        self.quoted: list[tuple[int, int, int]] = []
+        self.scored: list[tuple[int, int, int]] = []
+        self.on_property = self.code[KG + "onProperty"]
         self.here, self.value = ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
         self.default, self.triple = ox.DefaultGraph, ox.Triple
 
@@ -166,6 +169,27 @@ class Writer:
         (quad,) = scratch.quads_for_pattern(self.here, self.value, None)
         return quad.object
 
+    def annotation(self, a: Annotated) -> None:
+        """One annotation of a build, whole: its `mention`, `quote` and `scored` rows (and its kg:onProperty row) from
+        its terms, the rows the SQL of `_finish` joins from its triples, term ids given in the order `add` would give
+        them. At 21k papers this spares the builder 1.8M triples through `add` (decision 0074)."""
+        if self.failed is not None:
+            return
+        try:
+            tid = self.tid
+            body, score, source, target = tid(a.body), tid(a.score), tid(a.source), _node(a.target)
+            if a.on is not None:
+                self.rows.append((self.on_property, target, tid(a.on)))
+            start, end, exact = tid(a.start), tid(a.end), tid(a.exact)
+            self.mentions.append((source, target, body, score, start, end, exact))
+            self.quoted.append((body, source, exact))
+            self.scored.append((source, body, score))
+            self.pending += 1
+            if self.pending >= BATCH:
+                self._flush()
+        except Exception as exc:  # as in add: the index only saves time
+            self.failed = exc
+
     def add(self, t: Any) -> None:
         """Take one triple (or quad: only the default graph counts, as in the queries)."""
         if self.failed is not None:
@@ -181,11 +205,7 @@ class Writer:
         try:
             kind, code = how
             if kind is _STAGED_NODE or kind is _STAGED:  # an annotation's triple: its object a node, or a term
-                row = (code, _node(t.subject), _node(t.object) if kind is _STAGED_NODE else self.tid(t.object))
-                if self.joined is not None:
-                    self.joined.take(row)
-                else:
-                    self.staged.append(row)
+                self.staged.append((code, _node(t.subject), _node(t.object) if kind is _STAGED_NODE else self.tid(t.object)))
             elif kind is _TEXT:  # a title or an abstract, for search
                 o = t.object
                 string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
@@ -206,12 +226,11 @@ class Writer:
         self.db.executemany("INSERT OR IGNORE INTO triple VALUES (?, ?, ?)", self.rows)
         self.db.executemany("INSERT INTO staged VALUES (?, ?, ?)", self.staged)
         self.db.executemany("INSERT INTO texts VALUES (?, ?, ?, ?)", self.texts)
+        self.db.executemany("INSERT INTO mention VALUES (?, ?, ?, ?, ?, ?, ?)", self.mentions)
+        self.db.executemany("INSERT INTO quoted VALUES (?, ?, ?)", self.quoted)
+        self.db.executemany("INSERT OR IGNORE INTO scored VALUES (?, ?, ?)", self.scored)
         self.terms, self.rows, self.staged, self.texts, self.pending = [], [], [], [], 0
-        if (joined := self.joined) is not None:
-            self.db.executemany("INSERT INTO mention VALUES (?, ?, ?, ?, ?, ?, ?)", joined.mention)
-            self.db.executemany("INSERT INTO quoted VALUES (?, ?, ?)", joined.quote)
-            self.db.executemany("INSERT OR IGNORE INTO scored VALUES (?, ?, ?)", joined.scored)
-            joined.mention, joined.quote, joined.scored = [], [], []
+        self.mentions, self.quoted, self.scored = [], [], []
         if len(self.ids) > 40 * BATCH:
             self._forget()  # bounded memory: later terms are looked up in the table
 
@@ -226,8 +245,6 @@ class Writer:
         try:
             if self.failed is not None or graph_stamp is None:
                 raise OSError(str(self.failed))
-            if self.joined is not None:
-                self.joined.close()
             self._flush()
             self._forget()  # up to 2M terms each: gone before the SQL below fills its caches
             self._finish()
@@ -279,7 +296,7 @@ class Writer:
             CROSS JOIN staged AS quo ON quo.p = {c[OA + 'hasSelector']} AND quo.s = tgt.o
             CROSS JOIN staged AS ex ON ex.p = {c[OA + 'exact']} AND ex.s = quo.o
             WHERE body.p = {c[OA + 'hasBody']}""")
-        db.execute("INSERT INTO quote SELECT DISTINCT body, paper, exact FROM quoted")  # (a build's, joined as they passed)
+        db.execute("INSERT INTO quote SELECT DISTINCT body, paper, exact FROM quoted")  # (a build's, taken whole)
         self._texts()
         # every concept label lowercased, for the label lookups
         fresh = db.execute("""SELECT DISTINCT term.id, term.value FROM triple JOIN term ON term.id = triple.o
@@ -337,23 +354,26 @@ def kept(triples: Iterable, writer: Writer | None) -> Iterator:
         yield t
 
 
-def writer(graph: str | Path, base: Path | None = None, *, build_order: bool = False) -> Writer | None:
+def writer(graph: str | Path, base: Path | None = None) -> Writer | None:
     """A Writer for the index of `graph`, or None where it cannot be made (the index only saves time)."""
     try:
-        return Writer(graph, base, build_order=build_order)
+        return Writer(graph, base)
     except (OSError, sqlite3.Error):
         return None
 
 
-def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None,
-          build_order: bool = False) -> Path | None:
-    """Write the index of `graph` from its triples (`graph_stamp`: the graph file's stamp as written); None if not written."""
-    w = writer(graph, base, build_order=build_order)
+def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None) -> Path | None:
+    """Write the index of `graph` from its triples, or a build's annotations whole (`graph_stamp`: the graph file's stamp
+    as written); None if not written."""
+    w = writer(graph, base)
     if w is None:
         return None
     try:
         for t in triples:
-            w.add(t)
+            if type(t) is Annotated:
+                w.annotation(t)
+            else:
+                w.add(t)
     except BaseException:
         w.abort()
         raise

@@ -34,9 +34,10 @@ class Built:
     ns: Namespaces = Namespaces()
     notes: tuple[str, ...] = ()  # advice about the inputs: fields not read, papers without a venue or year
 
-    def triples(self) -> Iterator:
-        """Every triple of the graph, in the fixed order that makes builds byte-identical."""
-        return triples.triples(self.papers, self.extractions, self.scheme, ns=self.ns, inputs=self.inputs)
+    def triples(self, annotated: bool = False) -> Iterator:
+        """Every triple of the graph, in the fixed order that makes builds byte-identical (`annotated`: each annotation
+        as one kg.graph.annotations.Annotated)."""
+        return triples.triples(self.papers, self.extractions, self.scheme, ns=self.ns, inputs=self.inputs, annotated=annotated)
 
     def summary(self, top: int = 10) -> dict:
         """Counts for people: papers, concepts used, subject links, mentions, and the top concepts."""
@@ -174,7 +175,7 @@ def write(built: Built, path: str | Path, fmt: str | None = None, *, derived: Se
 
     Once its triples are written, nothing here holds the papers and extractions: a caller that lets `built` go in the
     first of `placed` (kg build) makes the index's tables, draws the page and loads the store without them in memory."""
-    triples, ns = built.triples(), built.ns
+    triples, ns = built.triples(annotated=True), built.ns
     del built
     with GraphFile(Path(path)).transaction(derived=derived, placed=placed) as writing:  # another writer of the same file waits
-        return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}", build_order=True)
+        return writing.write(triples, ns=ns, fmt=fmt, label=f"writing {path}")

@@ -14,6 +14,7 @@ from kg.core.errors import InputError, UsageError
 from kg.extract import Extraction
 from kg.extract.ingest import Paper
 from kg.extract.scheme import Scheme
+from kg.graph.annotations import Annotated
 from kg.graph.vocabulary import BIBO, DCTERMS, DEFAULT_BASE, FABIO, FOAF, KG, OA, PROV, RDF, RDFS, XSD, Namespaces, slug
 
 
@@ -56,12 +57,14 @@ def triples(
     *,
     ns: Namespaces = Namespaces(),
     inputs: Sequence[str] = (),
+    annotated: bool = False,
 ) -> Iterator:
-    """Every triple of a built graph, in a fixed order: scheme, provenance, then paper by paper."""
+    """Every triple of a built graph, in a fixed order: scheme, provenance, then paper by paper (`annotated`: each
+    annotation's triples as one kg.graph.annotations.Annotated, which kg.graph.handle.GraphFile.write takes apart)."""
     yield from scheme.triples
     build = build_node(papers, ns)
     yield from provenance(build, papers, scheme, ns=ns, inputs=inputs)
-    yield from paper_triples(papers, extractions, build, ns=ns)
+    yield from paper_triples(papers, extractions, build, ns=ns, annotated=annotated)
 
 
 def build_node(papers: Sequence[Paper], ns: Namespaces = Namespaces()):  # -> pyoxigraph.NamedNode
@@ -131,10 +134,12 @@ def paper_triples(
     authors: set[str] | None = None,
     venues: set[str] | None = None,
     segments: dict[str, str] | None = None,
+    annotated: bool = False,
 ) -> Iterator:
     """The triples of each paper in order; authors and venues already in `authors`/`venues` are not described again.
 
-    `segments` gives each paper id its IRI segment (paper_slugs of the ids when None).
+    `segments` gives each paper id its IRI segment (paper_slugs of the ids when None); `annotated`: each annotation as
+    one Annotated instead of its triples.
     """
     authors = set() if authors is None else authors
     venues = set() if venues is None else venues
@@ -143,7 +148,7 @@ def paper_triples(
     for paper, extraction in zip(papers, extractions, strict=True):
         try:
             # Made as a list so that a record that cannot become RDF fails before any of it is written.
-            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors, terms))
+            made = list(_paper(paper, extraction, ns, segments[paper.id], build, venues, authors, terms, annotated))
         except Exception as exc:  # a value no term constructor accepts: name the record, not the stack
             raise InputError(f"{paper.where or paper.id}: cannot turn this record into RDF ({type(exc).__name__}: {exc})") from exc
         yield from made
@@ -174,7 +179,8 @@ def _terms() -> dict:
     return terms
 
 
-def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str], t: dict) -> Iterator:
+def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, venues: set[str], authors: set[str], t: dict,
+           annotated: bool = False) -> Iterator:
     import pyoxigraph as ox
 
     N, L, T = ox.NamedNode, ox.Literal, ox.Triple
@@ -222,25 +228,29 @@ def _paper(paper: Paper, ex: Extraction, ns: Namespaces, segment: str, build, ve
         yield T(venue, t["label"], L(paper.venue or ""))
     key = f"{ns.base}annotation/{segment}-"
     n = 0
+
+    def made(a: Annotated) -> Iterable:
+        return (a,) if annotated else a.triples
+
     # Terms that repeat across papers (offsets, scores, concepts) are made once and reused.
     score_of = t["scores"]
     for link in ex.links:
         score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
         for mention in link.mentions:
             n += 1
-            yield from _annotation(t, f"{key}{n}", _node(t, mention.concept), p, mention.start, mention.end, mention.exact, score)
+            yield from made(_annotation(t, f"{key}{n}", _node(t, mention.concept), p, mention.start, mention.end, mention.exact, score))
     # The span that names each proposed method is its evidence, annotated like a concept mention.
     method_score = L(METHOD_SCORE_TEXT, datatype=t["decimal"])
     for m, method in zip(ex.methods, methods):
         n += 1
-        yield from _annotation(t, f"{key}{n}", method, p, m.start, m.end, m.exact, method_score)
+        yield from made(_annotation(t, f"{key}{n}", method, p, m.start, m.end, m.exact, method_score))
     # A concept the title names is evidenced by its span of dcterms:title (numbered last, so the
     # abstract's annotations keep the numbers they had before titles were annotated).
     for link in ex.links:
         score = score_of.get(link.score) or score_of.setdefault(link.score, L(f"{link.score:.3f}", datatype=t["decimal"]))
         for tm in link.title_mentions:
             n += 1
-            yield from _annotation(t, f"{key}{n}", _node(t, tm.concept), p, tm.start, tm.end, tm.exact, score, t["title"])
+            yield from made(_annotation(t, f"{key}{n}", _node(t, tm.concept), p, tm.start, tm.end, tm.exact, score, t["title"]))
 
 
 def _identifiers(p, paper: Paper, t: dict) -> Iterator:
@@ -262,7 +272,7 @@ def _identifiers(p, paper: Paper, t: dict) -> Iterator:
 METHOD_SCORE_TEXT = "1.000"
 
 
-def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score, on=None) -> Iterator:
+def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: str, score, on=None) -> Annotated:
     """An oa:Annotation whose target is the span [start, end) of the paper's abstract (or of the property `on`: dcterms:title)."""
     import pyoxigraph as ox
 
@@ -270,21 +280,19 @@ def _annotation(t: dict, iri: str, body, source, start: int, end: int, exact: st
     a, offset = t["a"], t["offsets"]
     ann, target = N(iri), N(f"{iri}-target")
     pos, quote_ = N(f"{iri}-position"), N(f"{iri}-quote")
-    yield T(ann, a, t["Annotation"])
-    yield T(ann, t["hasBody"], body)
-    yield T(ann, t["hasTarget"], target)
-    yield T(ann, t["score"], score)
-    yield T(target, a, t["SpecificResource"])
-    yield T(target, t["hasSource"], source)
+    first, last, text = offset.get(start) or _offset(offset, start, t), offset.get(end) or _offset(offset, end, t), L(exact)
+    made = [
+        T(ann, a, t["Annotation"]), T(ann, t["hasBody"], body), T(ann, t["hasTarget"], target), T(ann, t["score"], score),
+        T(target, a, t["SpecificResource"]), T(target, t["hasSource"], source),
+    ]
     if on is not None:
-        yield T(target, t["onProperty"], on)
-    yield T(target, t["hasSelector"], pos)
-    yield T(target, t["hasSelector"], quote_)
-    yield T(pos, a, t["PositionSelector"])
-    yield T(pos, t["start"], offset.get(start) or _offset(offset, start, t))
-    yield T(pos, t["end"], offset.get(end) or _offset(offset, end, t))
-    yield T(quote_, a, t["QuoteSelector"])
-    yield T(quote_, t["exact"], L(exact))
+        made.append(T(target, t["onProperty"], on))
+    made += [
+        T(target, t["hasSelector"], pos), T(target, t["hasSelector"], quote_),
+        T(pos, a, t["PositionSelector"]), T(pos, t["start"], first), T(pos, t["end"], last),
+        T(quote_, a, t["QuoteSelector"]), T(quote_, t["exact"], text),
+    ]
+    return Annotated(tuple(made), body, source, score, target, first, last, text, on)
 
 
 def _node(t: dict, iri: str):  # -> pyoxigraph.NamedNode
