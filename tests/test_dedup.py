@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kg.cli import cli
 from kg.extract import dedup, ingest
@@ -45,6 +49,15 @@ def venue_counts(graph: Path) -> dict[str, int]:
     for _, venue in g.subject_objects(URIRef("http://purl.org/dc/terms/isPartOf")):
         counts[str(venue)] = counts.get(str(venue), 0) + 1
     return counts
+
+
+@given(st.text() | st.text(alphabet=st.characters(max_codepoint=127)))
+def test_words_are_the_letters_and_digits_between_the_gaps_of_any_text(text: str) -> None:
+    """ASCII texts take a translation table, others the regular expression; both give the words of the one rule."""
+    plain = text.casefold()
+    if not plain.isascii():
+        plain = re.sub(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]", "", unicodedata.normalize("NFKD", plain))
+    assert dedup.words(text) == " ".join(re.findall(r"[^\W_]+", plain))
 
 
 def test_keys_ignore_case_accents_and_spacing() -> None:

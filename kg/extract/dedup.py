@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Mapping
 from kg.extract.formats.fields import Paper
 
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_GAPS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})  # _WORD's gaps, in ASCII
 _MARKS = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")  # combining marks: accents once decomposed
 _KINDS = {"doi": "DOI", "arxiv": "arXiv id", "title": "title and first author", "abstract": "abstract"}
 
@@ -34,9 +35,9 @@ class Merged:
 def words(text: str) -> str:
     """The words of a text, lowercased, without accents and punctuation: 'Über-RL: a Study' -> 'uber rl a study'."""
     plain = text.casefold()
-    if not plain.isascii():  # most abstracts are: the accents' decomposition only where there are any
-        plain = _MARKS.sub("", unicodedata.normalize("NFKD", plain))
-    return " ".join(_WORD.findall(plain))
+    if plain.isascii():  # most abstracts are: every character not a letter or digit a space, in C (a fifth of the read)
+        return " ".join(plain.translate(_ASCII_GAPS).split())
+    return " ".join(_WORD.findall(_MARKS.sub("", unicodedata.normalize("NFKD", plain))))
 
 
 def fingerprint(abstract: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from kg.core.defaults import MAX_ABSTRACT, MAX_FIELD, MAX_ID
@@ -68,7 +69,7 @@ def content_id(abstract: str) -> str:
 
 def text(value: str, where: str, name: str, limit: int) -> str | InputError:
     """A folded text field, or why it cannot be stored."""
-    bad = _SURROGATE.search(value)
+    bad = None if value.isascii() else _SURROGATE.search(value)
     if bad:
         return InputError(f"{where}: the {name} holds an unpaired surrogate ({bad.group()!r}), which no RDF syntax can encode")
     folded = fold(value)
@@ -95,6 +96,7 @@ _SQUEEZE = re.compile(r"[\s_\-.]+")
 _LOOKS_READ = re.compile(r"abstract|title|author|creator|venue|conference|journal|booktitle|year|date|doi|arxiv")
 
 
+@lru_cache(maxsize=4096)  # a file's records repeat their field names
 def squeeze(name: str) -> str:
     """A field name as ALIASES spells it: 'Publication Year' -> 'publicationyear'."""
     return _SQUEEZE.sub("", name.lower())
@@ -181,12 +183,11 @@ def record(fields: Mapping[str, Any], where: str, weak: frozenset[str] = frozens
     abstract = fields.get("abstract")
     if abstract is not None and not isinstance(abstract, str):
         return InputError(f"{where}: the abstract must be text, not {type(abstract).__name__} ({str(abstract)[:40]})")
-    abstract = fold(abstract) if abstract is not None else ""
-    if not abstract:
-        return InputError(f"{where}: the record has no abstract")
-    abstract = text(abstract, where, "abstract", MAX_ABSTRACT)
+    abstract = text(abstract, where, "abstract", MAX_ABSTRACT) if abstract is not None else ""
     if isinstance(abstract, InputError):
         return abstract
+    if not abstract:
+        return InputError(f"{where}: the record has no abstract")
     raw_id = fields.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int, type(None))):
         return InputError(f"{where}: id {raw_id!r} must be a string or a whole number")
