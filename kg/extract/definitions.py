@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from kg.extract.labels import label_tokens
 from kg.extract.lexicon import lemmas
 from kg.extract.scheme import Scheme
 from kg.graph.resources import data_path
@@ -127,8 +128,9 @@ class DefinitionIndex:
         # A concept without a definition has no query: its labels alone are the matcher's, and their words one by one
         # are the loose matching decision 0047 turned down.
         texts = [" ".join([d, *scheme.concepts[c].labels]) if (d := scheme.concepts[c].definition) else "" for c in self.iris]
-        for i, doc in enumerate(nlp.pipe(texts)):
-            for w in sorted(set(keys(t.text for t in doc))):
+        tokens = label_tokens(texts).tokens  # the texts' tokens as `nlp` splits them, cached on disk as the labels' are
+        for i, text in enumerate(texts):
+            for w in sorted(set(keys(tokens[text]))):
                 n = df.get(w, 0)
                 rows.append(i)
                 cols.append(self.terms.setdefault(w, len(self.terms)))
