@@ -1,5 +1,4 @@
-"""Scheme labels as token texts for the matchers (and definitions for kg.extract.definitions): spaCy's English
-tokenizer once, then a cache on disk.
+"""Scheme labels (and definitions) as token texts: spaCy's English tokenizer once, then a cache on disk.
 
 Tokenizing the ~25,000 label variants of the bundled scheme into Docs took about 1 s of every
 build's and update's set-up. A label's tokens depend only on its text and spaCy's tokenizer rules,
