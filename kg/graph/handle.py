@@ -225,14 +225,12 @@ class GraphFile:
         def stream_() -> Iterator:
             indexed = writer if base is None else None
             for t in triples:
-                if type(t) is Annotated:
-                    if indexed is not None:
-                        indexed.annotation(t)
-                    yield from t.triples
-                    continue
                 if indexed is not None:
                     indexed.add(t)
-                yield t
+                if type(t) is Annotated:
+                    yield from t.triples
+                else:
+                    yield t
             yield from index_writer.kept(added, writer)
 
         try:

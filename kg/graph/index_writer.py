@@ -191,9 +191,11 @@ class Writer:
             self.failed = exc
 
     def add(self, t: Any) -> None:
-        """Take one triple (or quad: only the default graph counts, as in the queries)."""
+        """Take one triple (or quad: only the default graph counts, as in the queries), or a build's annotation whole."""
         if self.failed is not None:
             return
+        if type(t) is Annotated:
+            return self.annotation(t)
         p = t.predicate.value
         how = self.how.get(p)  # one look-up says what to do with the triple: this runs for every triple of a build
         if how is None:
@@ -363,17 +365,14 @@ def writer(graph: str | Path, base: Path | None = None) -> Writer | None:
 
 
 def write(graph: str | Path, triples: Iterable, graph_stamp: dict | None, *, base: Path | None = None) -> Path | None:
-    """Write the index of `graph` from its triples, or a build's annotations whole (`graph_stamp`: the graph file's stamp
-    as written); None if not written."""
+    """Write the index of `graph` from its triples, a build's annotations among them whole (`graph_stamp`: the graph
+    file's stamp as written); None if not written."""
     w = writer(graph, base)
     if w is None:
         return None
     try:
         for t in triples:
-            if type(t) is Annotated:
-                w.annotation(t)
-            else:
-                w.add(t)
+            w.add(t)
     except BaseException:
         w.abort()
         raise
