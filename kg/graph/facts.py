@@ -278,7 +278,7 @@ def of_triples(triples: Iterable, *, evidence: bool = False, build_order: bool =
             names.setdefault(s, set()).add(value)
             prefs.setdefault(s, set()).add(value)
             pref.setdefault(s, set())
-            if _english(o):
+            if english(o):
                 pref[s].add(value)
         elif p == alt_label:
             names.setdefault(s, set()).add(value)
@@ -299,7 +299,7 @@ def of_triples(triples: Iterable, *, evidence: bool = False, build_order: bool =
             versions.add(value)
         elif p == doi:
             dois[s] = value
-        if p in SHOWN and _english(o):
+        if p in SHOWN and english(o):
             values.setdefault(s, {}).setdefault(p, []).append(value)
     if groups is not None:
         groups.close()
@@ -338,7 +338,8 @@ def of_triples(triples: Iterable, *, evidence: bool = False, build_order: bool =
     )
 
 
-def _english(term: Any) -> bool:
+def english(term: Any) -> bool:
+    """Whether a value is one the pages show: an English or untagged literal, or a node."""
     language = getattr(term, "language", None)
     return language is None or str(language).startswith("en")
 

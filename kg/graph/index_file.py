@@ -19,7 +19,7 @@ from kg.graph.stamp import GraphIndex, beside, derived, describes
 from kg.graph.vocabulary import FABIO, FOAF, PROV
 
 SUFFIX = ".kg-query.sqlite"
-SCHEMA = 8  # raised when the tables change: an index of another schema is stale
+SCHEMA = 9  # raised when the tables change: an index of another schema is stale
 
 
 def index_path(graph: str | Path) -> Path:

@@ -22,6 +22,9 @@ TABLES = (
     "CREATE TABLE text(id INTEGER PRIMARY KEY, paper INTEGER NOT NULL, body TEXT NOT NULL)",
     "CREATE TABLE lowered(term INTEGER PRIMARY KEY, text TEXT NOT NULL)",
     "CREATE TABLE digest(paper INTEGER PRIMARY KEY, sha256 TEXT NOT NULL)",  # of each paper's abstract, for updates
+    # what the pages show and no query reads as a term: node, what (kg.graph.index_writer.SHOWN_CODES), value as written;
+    # its values (titles, abstracts) are no terms, so the writer holds none of them for look-ups (decision 0075)
+    "CREATE TABLE shown(node INTEGER NOT NULL, what INTEGER NOT NULL, value TEXT NOT NULL)",
     # contentless, no positions: an AND of trigrams needs no more (the text table has the bodies)
     "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='trigram case_sensitive 1', detail='none', content='')",
     "CREATE INDEX triple_pos ON triple(p, o, s)",

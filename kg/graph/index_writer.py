@@ -18,6 +18,7 @@ tables and publishes the file. What it holds:
   `linked` (each subject link with its best score, and its place among the paper's links as papers-by-concept
   prefers them) and `listed` (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs
   no sort);
+* `shown`: what pages show of each node (`SHOWN_CODES`), as strings, not terms: no look-up holds the abstracts;
 * `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
   holds (kg.graph.index_file.known);
 * `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from kg.graph.annotations import Annotated
-from kg.graph.facts import digest
+from kg.graph.facts import SHOWN, UNSHOWN_TYPES, digest, english
 from kg.graph.index_file import index_path, lowercase, nul_free, stamp_text
 from kg.graph.index_tables import DERIVED, STAGED, TABLES
 from kg.graph.terms import Term
@@ -61,6 +62,9 @@ NODE_SUBJECT = frozenset({*ANNOTATION, KG + "onProperty"})  # predicates whose s
 STRINGS = (XSD + "string", RDF + "langString")
 TITLE, ABSTRACT = DCTERMS + "title", DCTERMS + "abstract"
 READ = frozenset({*PREDICATES.values(), *ANNOTATION, TITLE, ABSTRACT})
+# `shown`'s rows by code (the place here): the values pages show (kg.graph.facts.SHOWN, English or untagged), every
+# rdf:type but the annotations' own, the top concepts; kg.graph.index_facts.page_facts reads them (decision 0075).
+SHOWN_CODES = (TYPE, SKOS + "topConceptOf", SKOS + "hasTopConcept", *sorted(SHOWN))
 BATCH = 50_000
 
 
@@ -114,6 +118,8 @@ class Writer:
         self.how: dict[str, tuple[object, int]] = {TITLE: (_TEXT, 0), ABSTRACT: (_TEXT, 0)}
         self.how.update((iri, (_ROW_NODE if iri in NODE_SUBJECT else _ROW, code)) for iri, code in self.code.items())
         self.how.update((iri, (_STAGED_NODE if node else _STAGED, self.staged_code[iri])) for iri, node in ANNOTATION.items())
+        self.shown_code = {iri: code for code, iri in enumerate(SHOWN_CODES)}
+        self.shown: list[tuple[int, int, str]] = []
         self.pending = 0
         self.ids: dict[tuple, int] = {}
         self.fast: dict[Any, int] = {}  # the same, by pyoxigraph term (no conversion for a term seen before)
@@ -129,7 +135,7 @@ class Writer:
         self.scored: list[tuple[int, int, int]] = []
         self.on_property = self.code[KG + "onProperty"]
         self.here, self.value = ox.NamedNode("urn:kg:term"), ox.NamedNode("urn:kg:value")
-        self.default, self.triple = ox.DefaultGraph, ox.Triple
+        self.default, self.triple, self.blank = ox.DefaultGraph, ox.Triple, ox.BlankNode
 
     def tid(self, term: Any) -> int:
         """The id of a term, added to the term table if new."""
@@ -198,30 +204,46 @@ class Writer:
             return self.annotation(t)
         p = t.predicate.value
         how = self.how.get(p)  # one look-up says what to do with the triple: this runs for every triple of a build
-        if how is None:
+        shown = self.shown_code.get(p)
+        if how is None and shown is None:
             return
         if type(t) is not self.triple:
             graph = getattr(t, "graph_name", None)
             if graph is not None and not isinstance(graph, self.default):
                 return
         try:
-            kind, code = how
-            if kind is _STAGED_NODE or kind is _STAGED:  # an annotation's triple: its object a node, or a term
-                self.staged.append((code, _node(t.subject), _node(t.object) if kind is _STAGED_NODE else self.tid(t.object)))
-            elif kind is _TEXT:  # a title or an abstract, for search
-                o = t.object
-                string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
-                self.texts.append((self.tid(t.subject), p == ABSTRACT, o.value, string))
-            else:  # one of PREDICATES
-                if p == TYPE and t.object.value not in TYPES:
-                    return
-                s = _node(t.subject) if kind is _ROW_NODE else self.tid(t.subject)
-                self.rows.append((code, s, self.tid(t.object)))
-            self.pending += 1
+            if shown is not None:
+                self._show(t, shown)
+            if how is not None:
+                self._keep(t, p, *how)
             if self.pending >= BATCH:
                 self._flush()
         except Exception as exc:  # the index only saves time: a triple it cannot take must not fail the build
             self.failed = exc
+
+    def _keep(self, t: Any, p: str, kind: object, code: int) -> None:
+        """A row of `staged`, `texts` or `triple`, as `how` says for the triple's predicate."""
+        if kind is _STAGED_NODE or kind is _STAGED:  # an annotation's triple: its object a node, or a term
+            self.staged.append((code, _node(t.subject), _node(t.object) if kind is _STAGED_NODE else self.tid(t.object)))
+        elif kind is _TEXT:  # a title or an abstract, for search
+            o = t.object
+            string = getattr(o, "datatype", None) is not None and o.datatype.value in STRINGS
+            self.texts.append((self.tid(t.subject), p == ABSTRACT, o.value, string))
+        else:  # one of PREDICATES
+            if p == TYPE and t.object.value not in TYPES:
+                return
+            s = _node(t.subject) if kind is _ROW_NODE else self.tid(t.subject)
+            self.rows.append((code, s, self.tid(t.object)))
+        self.pending += 1
+
+    def _show(self, t: Any, code: int) -> None:
+        """A row of `shown`, by the rules of kg.graph.facts.of_triples: English or untagged values, no annotation type."""
+        o = t.object
+        if (code == 0 and o.value in UNSHOWN_TYPES) or not english(o):
+            return
+        value = "_:" + o.value if type(o) is self.blank else o.value
+        self.shown.append((self.tid(t.subject), code, value))
+        self.pending += 1
 
     def _flush(self) -> None:
         self.db.executemany("INSERT INTO term_row VALUES (?, ?, ?)", self.terms)
@@ -231,7 +253,8 @@ class Writer:
         self.db.executemany("INSERT INTO mention VALUES (?, ?, ?, ?, ?, ?, ?)", self.mentions)
         self.db.executemany("INSERT INTO quoted VALUES (?, ?, ?)", self.quoted)
         self.db.executemany("INSERT OR IGNORE INTO scored VALUES (?, ?, ?)", self.scored)
-        self.terms, self.rows, self.staged, self.texts, self.pending = [], [], [], [], 0
+        self.db.executemany("INSERT INTO shown VALUES (?, ?, ?)", self.shown)
+        self.terms, self.rows, self.staged, self.texts, self.shown, self.pending = [], [], [], [], [], 0
         self.mentions, self.quoted, self.scored = [], [], []
         if len(self.ids) > 40 * BATCH:
             self._forget()  # bounded memory: later terms are looked up in the table

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -19,8 +18,7 @@ from kg.core import progress
 from kg.core.defaults import ANALYZE_RESOLUTION, ANALYZE_SEED
 from kg.graph.facts import Facts, read_facts
 from kg.graph.handle import Derive, GraphFile, Writing
-from kg.graph.index_facts import analysis_facts
-from kg.graph.index_file import damaged, unreadable
+from kg.graph.index_facts import analysis_facts, indexed
 from kg.graph.vocabulary import DEFAULT_BASE, KG, PROV, RDF, RDFS, XSD, Namespaces
 from kg.pipeline.triples import agent_triples, build_time
 from kg.views.network import association, paths_through
@@ -186,15 +184,9 @@ def _facts(graph: Any) -> Facts:
     if not isinstance(graph, (str, Path)):
         progress.stage("reading the graph")
         return read_facts(graph)
-    index = GraphFile(Path(graph)).fresh_index()
-    if index is not None:
-        progress.stage(f"reading the query index of {graph}")
-        try:
-            return analysis_facts(index)
-        except sqlite3.DatabaseError as exc:  # damaged (not busy): the file itself holds the same facts
-            if not damaged(exc):
-                raise
-            unreadable(index, exc, f"reading {graph} instead")
+    facts = indexed(graph, analysis_facts)
+    if facts is not None:
+        return facts
     progress.stage(f"reading {graph}")
     return read_facts(graph)
 
