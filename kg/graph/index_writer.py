@@ -66,6 +66,7 @@ READ = frozenset({*PREDICATES.values(), *ANNOTATION, TITLE, ABSTRACT})
 # rdf:type but the annotations' own, the top concepts; kg.graph.index_facts.page_facts reads them (decision 0075).
 SHOWN_CODES = (TYPE, SKOS + "topConceptOf", SKOS + "hasTopConcept", *sorted(SHOWN))
 BATCH = 50_000
+WRITING_CACHE, JOINING_CACHE = -32768, -262144  # SQLite's page caches (KiB) while rows go in, and for the SQL at the end
 
 
 def _node(term: Any) -> int:
@@ -99,8 +100,7 @@ class Writer:
             self.db.execute("PRAGMA journal_mode=OFF")
             self.db.execute("PRAGMA synchronous=OFF")
             self.db.execute("PRAGMA temp_store=FILE")
-            # 256 MB of pages each: the staged annotation rows go in and are joined in hash order, all over the table
-            self.db.execute("PRAGMA cache_size=-262144")
+            self.db.execute(f"PRAGMA cache_size={WRITING_CACHE}")
             if base is None:
                 for statement in TABLES:
                     self.db.execute(statement)
@@ -108,7 +108,7 @@ class Writer:
                     self.db.execute(f"CREATE VIEW {view}(s, o) AS SELECT s, o FROM triple WHERE p = {code}")
             for statement in STAGED:
                 self.db.execute(statement)
-            self.db.execute("PRAGMA temp.cache_size=-262144")
+            self.db.execute(f"PRAGMA temp.cache_size={WRITING_CACHE}")
         except BaseException:
             self.abort()
             raise
@@ -272,6 +272,9 @@ class Writer:
                 raise OSError(str(self.failed))
             self._flush()
             self._forget()  # up to 2M terms each: gone before the SQL below fills its caches
+            # 256 MB of pages each: the staged annotation rows are joined in hash order, all over the table
+            self.db.execute(f"PRAGMA cache_size={JOINING_CACHE}")
+            self.db.execute(f"PRAGMA temp.cache_size={JOINING_CACHE}")
             self._finish()
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('stamp', ?)", (stamp_text(self.graph, graph_stamp),))
             self.db.commit()
