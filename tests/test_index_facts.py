@@ -136,3 +136,33 @@ def test_the_page_from_the_index_is_the_page_from_a_parse(sample_ttl: Path, tmp_
     monkeypatch.setattr(kg.graph.facts, "of_triples", no_parse)
     from_index = render(sample_ttl, tmp_path / "indexed.html").html
     assert from_index == from_parse and "reinforcement learning" in from_index
+
+
+@pytest.mark.parametrize("what", ["page", "report", "gexf", "graphml"])
+def test_pages_reports_and_exports_from_the_index_are_those_from_a_parse(what: str, sample_analyzed_ttl: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each command that reads what a graph shows gives the same bytes from the index as from a parse, and does not
+    parse the file when its index is fresh."""
+    import kg.graph.facts
+    from kg.views.export import export
+    from kg.views.report import report_html
+
+    graph = tmp_path / sample_analyzed_ttl.name
+    shutil.copy(sample_analyzed_ttl, graph)
+
+    def made() -> bytes:
+        if what == "page":
+            return render(graph, tmp_path / "page.html").html.encode()
+        if what == "report":
+            return report_html(graph, tmp_path).encode()
+        return export(graph, tmp_path / f"out.{what}", view="concepts").read_bytes()
+
+    assert GraphFile(graph).fresh_index() is None
+    from_parse = made()
+    assert GraphFile(graph).index() is not None
+
+    def no_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the graph was parsed although its query index is fresh")
+
+    monkeypatch.setattr(kg.graph.facts, "of_triples", no_parse)
+    assert made() == from_parse and len(from_parse) > 1000

@@ -11,7 +11,8 @@ the index keeps for the pages (`shown`: types, shown values, top concepts) and t
 first mentions from `mention` and `scored`. A test holds both to the parse's Facts on built graphs. For a graph kg
 wrote they are the same; an annotation without a position selector counts once in `mentions` here.
 
-`indexed` reads a graph file's fresh index with one of them, or says None (no fresh index, or a damaged one).
+`indexed` reads a graph file's fresh index with one of them, or says None (no fresh index, or a damaged one);
+`read_shown` is what pages, reports and exports read: `page_facts` where it can, else a parse.
 Decisions 0059 (the analysis) and 0075 (the pages) say why.
 """
 
@@ -20,11 +21,11 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from kg.core import progress
 from kg.graph.annotations import Mention
-from kg.graph.facts import Facts, community_number
+from kg.graph.facts import Facts, community_number, read_facts
 from kg.graph.index_file import connect, damaged, fresh, unreadable
 from kg.graph.index_writer import SHOWN_CODES
 from kg.graph.vocabulary import FABIO, FOAF, KG, PROV, RDF, SKOS
@@ -48,6 +49,16 @@ def indexed(graph: str | Path, read: Callable[[Path], Facts]) -> Facts | None:
             raise
         unreadable(index, exc, f"reading {graph} instead")
         return None
+
+
+def read_shown(graph: Any) -> Facts:
+    """Every fact but abstracts and evidence (what pages, reports and exports show): a graph file's from its fresh
+    query index, any other graph's (a file without one, a Built, triples) from kg.graph.facts.read_facts."""
+    if isinstance(graph, (str, Path)) and not isinstance(graph, Facts):
+        found = indexed(graph, page_facts)
+        if found is not None:
+            return found
+    return read_facts(graph)
 
 
 def analysis_facts(index: Path) -> Facts:

@@ -1,7 +1,8 @@
 """Graph views for analytics: a built graph as networkx graphs (paper–concept, concept co-occurrence).
 
-One reading of the RDF (`kg.graph.facts.read_facts`) feeds every view, so `analyze`, `report` and the
-GraphML/GEXF exports see the same papers, concepts and links.
+One reading of the RDF (`kg.graph.facts.read_facts`, or the same facts from a graph file's query index:
+`kg.graph.index_facts.read_shown`) feeds every view, so `analyze`, `report` and the GraphML/GEXF exports see the same
+papers, concepts and links.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import math
 from typing import Any
 
 from kg.core.errors import UsageError
-from kg.graph.facts import Facts, read_facts
+from kg.graph.facts import Facts
+from kg.graph.index_facts import read_shown
 
 VIEWS = ("papers", "concepts")
 
@@ -33,7 +35,7 @@ def to_networkx(graph: Any, view: str = "papers"):  # -> networkx.Graph
         raise UsageError(f"unknown graph view {view!r} (available: {', '.join(VIEWS)})")
     import networkx as nx
 
-    facts = read_facts(graph)
+    facts = read_shown(graph)
     by_concept = facts.papers_of()
     g = nx.Graph(view=view, papers=len(facts.papers))
     if view == "papers":

@@ -24,7 +24,7 @@ from kg.core.errors import QueryError, UsageError
 from kg.graph import names
 from kg.graph.atomic import atomic_write
 from kg.graph.handle import refuse_overwrite
-from kg.graph.index_facts import indexed, page_facts
+from kg.graph.index_facts import read_shown
 from kg.graph.names import FactsNames
 from kg.graph.resources import data_path
 from kg.views.conceptmap import concept_map
@@ -134,9 +134,9 @@ def build_view(
     """
     triples, name = _triples(graph)
     # a graph file with a fresh query index: the page's facts from the index, the same as a parse's (decision 0075)
-    facts = indexed(triples, page_facts) if isinstance(triples, Path) else None
+    facts = read_shown(triples) if isinstance(triples, Path) else triples
     progress.stage("laying out the view")
-    index = Scene(triples if facts is None else facts)
+    index = Scene(facts)
     if view is None and query is None and concept is None:
         drawn = len(index.papers) + len(index.paper_count)
         view = "map" if drawn > MAP_THRESHOLD else "papers"

@@ -15,8 +15,9 @@ from urllib.parse import quote
 
 from kg.core import progress
 from kg.graph.atomic import atomic_write
-from kg.graph.facts import Facts, read_facts
+from kg.graph.facts import Facts
 from kg.graph.handle import refuse_overwrite
+from kg.graph.index_facts import read_shown
 from kg.views.analyze import Analysis, compute
 from kg.views.venues import shares
 
@@ -40,7 +41,7 @@ def report(graph: str | Path, out: str | Path) -> Path:
 def report_html(graph: str | Path, out_dir: str | Path = ".") -> str:
     """The report page of a graph file; links are relative to `out_dir`, where the page will live."""
     progress.stage(f"reading {graph}")
-    result = compute(read_facts(graph))  # every figure of the page, not only those the analysis reads
+    result = compute(read_shown(graph))  # every figure of the page, not only those the analysis reads (decision 0075)
     facts = result.facts
     interactive = Path(graph).with_suffix(".html")
     link = quote(Path(os.path.relpath(interactive, out_dir)).as_posix()) if interactive.is_file() else None
