@@ -90,7 +90,24 @@ def inputs_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kg.write(kg.build(inputs), tmp_path_factory.mktemp("inputs") / "inputs.ttl")
 
 
-@pytest.mark.parametrize("graph", ["sample_ttl", "inputs_ttl", "sample_analyzed_ttl", "hostile_ttl", "corpus_slice_ttl"])
+@pytest.fixture(scope="module")
+def updated_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tiny.jsonl built, then updated in place with one paper new and one whose abstract changed."""
+    import json
+
+    folder = tmp_path_factory.mktemp("updated")
+    graph = kg.write(kg.build([FIXTURES / "tiny.jsonl"]), folder / "tiny.ttl")
+    first = json.loads((FIXTURES / "tiny.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    changed = {**first, "abstract": first["abstract"] + " We also study federated learning."}
+    new = {"id": "new-1", "title": "Diffusion models for planning", "abstract": "We use diffusion models to plan.", "year": 2025}
+    source = folder / "more.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in (changed, new)), encoding="utf-8")
+    result = kg.update(graph, [source])
+    assert (result.added, result.replaced) == (1, 1) and GraphFile(graph).fresh_index() is not None
+    return graph
+
+
+@pytest.mark.parametrize("graph", ["sample_ttl", "inputs_ttl", "sample_analyzed_ttl", "hostile_ttl", "updated_ttl", "corpus_slice_ttl"])
 def test_the_index_holds_every_fact_a_parse_reads_of_a_built_graph(graph: str, request: pytest.FixtureRequest) -> None:
     parsed = assert_same(request.getfixturevalue(graph))
     assert parsed.papers and parsed.scores and parsed.first_mentions and parsed.types and parsed.values

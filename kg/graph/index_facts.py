@@ -54,7 +54,7 @@ def indexed(graph: str | Path, read: Callable[[Path], Facts]) -> Facts | None:
 def read_shown(graph: Any) -> Facts:
     """Every fact but abstracts and evidence (what pages, reports and exports show): a graph file's from its fresh
     query index, any other graph's (a file without one, a Built, triples) from kg.graph.facts.read_facts."""
-    if isinstance(graph, (str, Path)) and not isinstance(graph, Facts):
+    if isinstance(graph, (str, Path)):
         found = indexed(graph, page_facts)
         if found is not None:
             return found
