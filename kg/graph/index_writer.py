@@ -1,28 +1,25 @@
 """Making the query index of a graph (kg.graph.index_file): from triples as they stream past, into a temporary file renamed into place.
 
-A `Writer` takes the triples one at a time (a build hands them over as it serializes them, so none
-is kept in memory), stores the rows the named queries read, and on `close` makes the derived
-tables and publishes the file. What it holds:
-
-* `term`: each term the answers can name, once (kind, value, datatype, language; a view over `term_row`'s value
-  and type and `term_type`'s kinds, datatypes and languages, so an answer reads a string and a small integer); typed literals as
-  the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
-* `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one
-  view per predicate (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
-* `mention`, `quote` and `scored`: the Web Annotations joined (body, target, source, selectors, score, span,
-  quote; `scored` only source, body and score); the annotation nodes themselves get ids from a hash of their IRI and no term row, since
-  no query names them (they are most of a graph's triples);
-* made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or
-  above its subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label
-  and year, numbered in the order the paper listings sort on, so they read one row per paper and sort integers)
-  `linked` (each subject link with its best score, and its place among the paper's links as papers-by-concept
-  prefers them) and `listed` (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs
-  no sort);
+A `Writer` takes the triples one at a time (a build hands them over as it serializes them, so none is kept in memory),
+stores the rows the named queries read, and on `close` makes the derived tables and publishes the file. What it holds:
+* `term`: each term the answers can name, once (kind, value, datatype, language; a view over `term_row`'s value and
+  type and `term_type`'s kinds, datatypes and languages, so an answer reads a string and a small integer); typed
+  literals as the engine stores them (0.010690 is 0.01069), so answers are term for term the engine's;
+* `triple`: the triples of `PREDICATES` (rdf:type only for `TYPES`) as term ids, read through one view per predicate
+  (`subject`, `broader`, `pref_label`, …), so each NAME.sql reads like its NAME.rq;
+* `mention`, `quote` and `scored`: the Web Annotations joined (body, target, source, selectors, score, span, quote;
+  `scored` only source, body and score); the annotation nodes themselves get ids from a hash of their IRI and no term
+  row, since no query names them (they are most of a graph's triples);
+* made by SQL at the end: `above` (skos:broader+), `rollup` (each resource and every concept at or above its
+  subjects), `concept_count`, `trend_count`, `pair`, `listing` (each paper's identifier, label and year, numbered in
+  the order the paper listings sort on, so they read one row per paper and sort integers) `linked` (each subject link
+  with its best score, and its place among the paper's links as papers-by-concept prefers them) and `listed`
+  (papers-by-concept's rows for each link, numbered in its order, so a roll-up needs no sort);
 * `shown`: what pages show of each node (`SHOWN_CODES`), as strings, not terms: no look-up holds the abstracts;
-* `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph
-  holds (kg.graph.index_file.known);
-* `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine
-  lowercases (kg.graph.index_file.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
+* `digest`: a hash of each paper's abstract, which with the views tells `kg build --update` what the graph holds
+  (kg.graph.index_file.known);
+* `text` and `fts`: each paper's "title abstract" as search.rq builds it, lowercased as the engine lowercases
+  (kg.graph.index_file.lowercase), with an FTS5 trigram index; `lowered`: every concept label lowercased.
 """
 
 from __future__ import annotations
@@ -61,9 +58,7 @@ ANNOTATION = {OA + "hasBody": False, OA + "hasTarget": True, OA + "hasSource": F
 NODE_SUBJECT = frozenset({*ANNOTATION, KG + "onProperty"})  # predicates whose subject is an annotation node
 STRINGS = (XSD + "string", RDF + "langString")
 TITLE, ABSTRACT = DCTERMS + "title", DCTERMS + "abstract"
-READ = frozenset({*PREDICATES.values(), *ANNOTATION, TITLE, ABSTRACT})
-# `shown`'s rows by code (the place here): the values pages show (kg.graph.facts.SHOWN, English or untagged), every
-# rdf:type but the annotations' own, the top concepts; kg.graph.index_facts.page_facts reads them (decision 0075).
+# `shown`'s codes (places here): kg.graph.facts.SHOWN's values, rdf:type but the annotations', top concepts (0075)
 SHOWN_CODES = (TYPE, SKOS + "topConceptOf", SKOS + "hasTopConcept", *sorted(SHOWN))
 BATCH = 50_000
 WRITING_CACHE, JOINING_CACHE = -32768, -262144  # SQLite's page caches (KiB) while rows go in, and for the SQL at the end
