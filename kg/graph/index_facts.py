@@ -79,14 +79,20 @@ def page_facts(index: Path) -> Facts:
         db.close()
 
 
+def _pairs(db: sqlite3.Connection, view: str, value: str = "term", *, ordered: bool = False) -> sqlite3.Cursor:
+    """(subject key, object) of a view's triples; `value`: "term" for the object's key, "term_row" for its value;
+    `ordered`: by subject term id (the order the graph first names them: the last of a subject's values wins)."""
+    o = _key("o") if value == "term" else "o.value"
+    order = " ORDER BY v.s" if ordered else ""
+    return db.execute(f"SELECT {_key('t')}, {o} FROM {view} AS v JOIN term AS t ON t.id = v.s JOIN {value} AS o ON o.id = v.o{order}")
+
+
 def _read(db: sqlite3.Connection) -> Facts:
     def rows(sql: str, *args: str) -> list:
         return db.execute(sql, args).fetchall()
 
     def pairs(view: str, value: str = "term") -> list:
-        """(subject key, object) of a view's triples; `value`: "term" for the object's key, "term_row" for its value."""
-        o = _key("o") if value == "term" else "o.value"
-        return rows(f"SELECT {_key('t')}, {o} FROM {view} AS v JOIN term AS t ON t.id = v.s JOIN {value} AS o ON o.id = v.o")
+        return _pairs(db, view, value).fetchall()
 
     # in the order of the terms' ids, which the writer gives in the order the graph first names them
     typed = f"SELECT {_key('t')} FROM a JOIN term AS t ON t.id = a.s JOIN term_row AS k ON k.id = a.o WHERE k.value = ? ORDER BY a.s"
@@ -116,14 +122,11 @@ def _read(db: sqlite3.Connection) -> Facts:
 
 
 def _page(db: sqlite3.Connection, facts: Facts) -> Facts:
-    def rows(sql: str) -> sqlite3.Cursor:
-        return db.execute(sql)
-
     types: dict[str, set[str]] = {}
     values: dict[str, dict[str, list[str]]] = {}
     tops: set[str] = set()
     type_code, top_of, has_top = (SHOWN_CODES.index(p) for p in (RDF + "type", SKOS + "topConceptOf", SKOS + "hasTopConcept"))
-    for node, what, value in rows(f"SELECT {_key('t')}, shown.what, shown.value FROM shown JOIN term AS t ON t.id = shown.node ORDER BY shown.rowid"):
+    for node, what, value in db.execute(f"SELECT {_key('t')}, shown.what, shown.value FROM shown JOIN term AS t ON t.id = shown.node ORDER BY shown.rowid"):
         if what == type_code:
             types.setdefault(node, set()).add(value)
         elif what == top_of:
@@ -133,22 +136,21 @@ def _page(db: sqlite3.Connection, facts: Facts) -> Facts:
         else:
             values.setdefault(node, {}).setdefault(SHOWN_CODES[what], []).append(value)
     broader: dict[str, set[str]] = {}
-    for s, o in rows(f"SELECT {_key('t')}, {_key('o')} FROM broader AS v JOIN term AS t ON t.id = v.s JOIN term AS o ON o.id = v.o"):
+    for s, o in _pairs(db, "broader"):
         broader.setdefault(s, set()).add(o)
     labels: dict[str, set[str]] = {}
     prefs: dict[str, set[str]] = {}
     for view, into in (("pref_label", prefs), ("alt_label", None)):
-        for s, o in rows(f"SELECT {_key('t')}, o.value FROM {view} AS v JOIN term AS t ON t.id = v.s JOIN term_row AS o ON o.id = v.o"):
+        for s, o in _pairs(db, view, "term_row"):
             labels.setdefault(s, set()).add(o)
             if into is not None:
                 into.setdefault(s, set()).add(o)
     years: dict[str, int] = {}
-    for s, o in rows(f"SELECT {_key('t')}, o.value FROM year AS v JOIN term AS t ON t.id = v.s JOIN term_row AS o ON o.id = v.o"):
+    for s, o in _pairs(db, "year", "term_row"):
         try:
             years[s] = int(o[:4])
         except ValueError:
             pass  # as the parse: a malformed year is left out
-    pair = f"SELECT {_key('t')}, o.value FROM {{}} AS v JOIN term AS t ON t.id = v.s JOIN term_row AS o ON o.id = v.o ORDER BY v.s"
     scores, mentions, first = _links(db)
     return replace(
         facts,
@@ -159,15 +161,15 @@ def _page(db: sqlite3.Connection, facts: Facts) -> Facts:
         first_mentions=first,
         labels={c: frozenset(ns) for c, ns in labels.items()},
         pref_labels={c: frozenset(ns) for c, ns in prefs.items()},
-        identifiers={o: s for s, o in rows(pair.format("identifier"))},
+        identifiers={o: s for s, o in _pairs(db, "identifier", "term_row", ordered=True)},
         authors=frozenset(s for s, k in types.items() if FOAF + "Person" in k),
         venues=frozenset(s for s, k in types.items() if FABIO + "ConferenceProceedings" in k),
-        versions=frozenset(o for (o,) in rows("SELECT o.value FROM scheme_version AS v JOIN term_row AS o ON o.id = v.o")),
+        versions=frozenset(o for (o,) in db.execute("SELECT o.value FROM scheme_version AS v JOIN term_row AS o ON o.id = v.o")),
         umbrellas=frozenset(s for s, k in types.items() if KG + "Umbrella" in k),
         tops=frozenset(tops),
         types=types,
         values=values,
-        dois=dict(rows(pair.format("doi"))),
+        dois=dict(_pairs(db, "doi", "term_row", ordered=True)),
     )
 
 

@@ -133,8 +133,7 @@ def build_view(
     max_nodes None: RENDER_MAX_NODES nodes, or MAP_CONCEPTS concepts on the map.
     """
     triples, name = _triples(graph)
-    # a graph file with a fresh query index: the page's facts from the index, the same as a parse's (decision 0075)
-    facts = read_shown(triples) if isinstance(triples, Path) else triples
+    facts = read_shown(triples)  # a graph file with a fresh query index: from the index, the parse's facts (decision 0075)
     progress.stage("laying out the view")
     index = Scene(facts)
     if view is None and query is None and concept is None:
